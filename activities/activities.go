@@ -1,0 +1,80 @@
+// Package activities holds the Temporal activities: thin adapters over
+// llm/, graph/ and research/. Each is idempotent by (session, iteration,
+// step) so that a retry after a crash changes nothing twice.
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/research"
+)
+
+// Activities holds the clients every activity uses. It is built once per
+// worker process from the worker's configuration.
+type Activities struct {
+	Cfg    config.Config // the worker's own tree: service URLs, limits of this host
+	Store  graph.Store
+	Chat   *llm.ChatClient
+	Embed  *llm.EmbedClient
+	Corpus *research.Corpus // nil when no local corpus is configured
+	HTTP   *http.Client
+	Policy research.URLPolicy
+	// Sources are where the worker's tree came from; ResolveConfig loads
+	// them again with a session's overrides on top.
+	Sources config.Sources
+}
+
+func logger(ctx context.Context, session string) log.Logger {
+	return log.With(activity.GetLogger(ctx), "session", session)
+}
+
+// nonRetryable wraps an error that retrying cannot fix.
+func nonRetryable(kind string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
+}
+
+// getBlob decodes a gob blob; ok is false when it does not exist.
+func getBlob(ctx context.Context, s graph.Store, session, key string, v any) (bool, error) {
+	b, err := s.GetBlob(ctx, session, key)
+	if errors.Is(err, graph.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read blob %s: %w", key, err)
+	}
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
+		return false, fmt.Errorf("decode blob %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func putBlob(ctx context.Context, s graph.Store, session, key string, v any) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return fmt.Errorf("encode blob %s: %w", key, err)
+	}
+	if err := s.PutBlob(ctx, session, key, buf.Bytes()); err != nil {
+		return fmt.Errorf("write blob %s: %w", key, err)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

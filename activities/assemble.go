@@ -1,0 +1,357 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/llm"
+)
+
+// sectionDoc is one report section kept in the store between
+// CollectSections and Compose: its text and the evidence behind each
+// source number it cites.
+type sectionDoc struct {
+	Title    string
+	Text     string
+	Evidence map[int]string // source number -> the excerpts the section shows from it
+}
+
+type sectionsDoc struct {
+	Sections []sectionDoc
+	Sources  []Source
+}
+
+const sectionsKey = "assembly/sections"
+
+// CollectSections walks the task tree depth-first: a DONE task gives its
+// result with a [Source data] appendix of its strongest evidence, a leaf
+// without a result gives its evidence directly. MMR then orders the
+// sections against the goal.
+func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (CollectResult, error) {
+	s, err := a.Store.GetSession(ctx, in.SessionID)
+	if err != nil {
+		return CollectResult{}, fmt.Errorf("collect session: %w", err)
+	}
+	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if err != nil {
+		return CollectResult{}, fmt.Errorf("collect tasks: %w", err)
+	}
+	children := map[string][]graph.Task{}
+	var root graph.Task
+	for _, t := range tasks {
+		if t.ShortID == graph.RootShortID {
+			root = t
+			continue
+		}
+		children[t.Parent] = append(children[t.Parent], t)
+	}
+	out := CollectResult{}
+	if root.Status == graph.Done && strings.TrimSpace(root.ResultSummary) != "" {
+		out.RootDone, out.RootResult = true, root.ResultSummary
+	}
+	c := collector{a: a, session: in.SessionID, sources: map[string]int{}}
+	var walk func(t graph.Task) error
+	walk = func(t graph.Task) error {
+		if err := c.section(ctx, t, len(children[t.ID]) == 0); err != nil {
+			return err
+		}
+		for _, ch := range children[t.ID] {
+			if err := walk(ch); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root); err != nil {
+		return CollectResult{}, err
+	}
+	order := c.mmrOrder(algebra.ToFloat64(s.GoalQueryEmb), a.Cfg.Assembly.MMRLambda)
+	doc := sectionsDoc{Sources: c.list}
+	for _, i := range order {
+		sec := c.secs[i]
+		doc.Sections = append(doc.Sections, sec)
+		out.Sections = append(out.Sections, SectionInfo{Title: sec.Title, Tokens: llm.EstimateTokens(sec.Text)})
+	}
+	out.Sources = c.list
+	return out, putBlob(ctx, a.Store, in.SessionID, sectionsKey, doc)
+}
+
+type collector struct {
+	a       *Activities
+	session string
+	secs    []sectionDoc
+	vecs    [][]float64
+	sources map[string]int
+	list    []Source
+}
+
+func (c *collector) sourceNumber(e graph.Evidence) int {
+	if e.SourceURL == "" {
+		return 0
+	}
+	if n, ok := c.sources[e.SourceURL]; ok {
+		return n
+	}
+	n := len(c.list) + 1
+	c.sources[e.SourceURL] = n
+	c.list = append(c.list, Source{N: n, URL: e.SourceURL, Title: e.Title})
+	return n
+}
+
+func (c *collector) section(ctx context.Context, t graph.Task, leaf bool) error {
+	ev, err := c.a.Store.Evidence(ctx, c.session, t.ShortID)
+	if err != nil {
+		return fmt.Errorf("collect evidence of %s: %w", t.ShortID, err)
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Strength > ev[j].Strength })
+	cfg := c.a.Cfg.Assembly
+	var b strings.Builder
+	var limit, chars int
+	vec := algebra.ToFloat64(t.ResultEmbedding)
+	switch {
+	case t.Status == graph.Done && strings.TrimSpace(t.ResultSummary) != "":
+		b.WriteString(strings.TrimSpace(t.ResultSummary))
+		limit, chars = cfg.DoneEvidence, cfg.DoneEvidenceChars
+		if len(ev) > 0 && limit > 0 {
+			b.WriteString("\n\n[Source data]")
+		}
+	case leaf && len(ev) > 0:
+		limit, chars = cfg.LeafEvidence, cfg.LeafEvidenceChars
+	default:
+		return nil
+	}
+	sec := sectionDoc{Title: t.Description, Evidence: map[int]string{}}
+	var evVecs [][]float64
+	for i := 0; i < len(ev) && i < limit; i++ {
+		n := c.sourceNumber(ev[i])
+		text := truncate(strings.Join(strings.Fields(ev[i].Content), " "), chars)
+		if n > 0 {
+			fmt.Fprintf(&b, "\n- [%d] %s", n, text)
+			sec.Evidence[n] += ev[i].Content + "\n"
+		} else {
+			fmt.Fprintf(&b, "\n- %s", text)
+		}
+		evVecs = append(evVecs, algebra.ToFloat64(ev[i].Embedding))
+	}
+	if len(vec) == 0 { // sections with a result embedding are preferred; else the evidence centroid
+		vec = algebra.StateEmbedding(evVecs, algebra.ToFloat64(t.Embedding), nil, 0)
+	}
+	sec.Text = strings.TrimSpace(b.String())
+	c.secs = append(c.secs, sec)
+	c.vecs = append(c.vecs, vec)
+	return nil
+}
+
+func (c *collector) mmrOrder(goal []float64, lambda float64) []int {
+	rel := make([]float64, len(c.secs))
+	for i, v := range c.vecs {
+		rel[i] = algebra.NormalizeCosine(algebra.Cosine(v, goal))
+	}
+	return algebra.MMR(rel, func(i, j int) float64 { return algebra.Cosine(c.vecs[i], c.vecs[j]) }, lambda)
+}
+
+// composeSystem is the assembly instruction; user formatting instructions
+// are added only here, never during the loop.
+const composeSystem = `You write one part of a research report in Markdown for the goal you are given.
+Use only the material provided. Cite every claim with the source numbers exactly as they appear in the material, like [3].
+Never invent a source number. Keep quoted evidence verbatim inside double quotes and keep source URLs unchanged.
+Write section headings with ##. Do not add a source list: it is appended for you.`
+
+// Compose writes one part of the report with a no-think call, then checks
+// its citations: every [n] must name a source of this part's material and a
+// quoted span must occur in the cited evidence. Invalid citations get one
+// repair call, then are removed.
+func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResult, error) {
+	var doc sectionsDoc
+	ok, err := getBlob(ctx, a.Store, in.SessionID, sectionsKey, &doc)
+	if err != nil {
+		return ComposeResult{}, err
+	}
+	if !ok {
+		return ComposeResult{}, fmt.Errorf("compose: sections of session %s not collected", in.SessionID)
+	}
+	evidence := map[int]string{}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Goal: %s\n\nThis is part %d of %d.\n\nMaterial:\n", in.Goal, in.Part, in.Parts)
+	for _, i := range in.Sections {
+		if i < 0 || i >= len(doc.Sections) {
+			return ComposeResult{}, nonRetryable(ErrInvalidInput, fmt.Errorf("compose: section %d of %d", i, len(doc.Sections)))
+		}
+		sec := doc.Sections[i]
+		fmt.Fprintf(&b, "\n### %s\n%s\n", sec.Title, sec.Text)
+		for n, text := range sec.Evidence {
+			evidence[n] += text
+		}
+	}
+	system := composeSystem
+	if strings.TrimSpace(in.Instructions) != "" {
+		system += "\n\nFormatting instructions from the user:\n" + in.Instructions
+	}
+	user := b.String()
+	res := ComposeResult{}
+	call := func(prompt string) (string, error) {
+		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: a.Cfg.LLM.ComposeTokens, NoThink: true}, nil)
+		if err != nil {
+			return "", fmt.Errorf("compose part %d: %w", in.Part, err)
+		}
+		res.Tokens += r.Usage.TotalTokens
+		return r.Content, nil
+	}
+	text, err := call(user)
+	if err != nil {
+		return ComposeResult{}, err
+	}
+	bad := CheckCitations(text, evidence)
+	if len(bad) > 0 {
+		res.RepairCalls++
+		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\nThese citations are invalid: %s. A number must be one of the material's source numbers and a quoted span must appear word for word in that source. Rewrite the draft with valid citations only.",
+			user, text, strings.Join(bad, "; "))
+		if repaired, err := call(fix); err == nil {
+			text = repaired
+		}
+		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
+	}
+	res.Markdown = strings.TrimSpace(text)
+	res.Cited = citedNumbers(res.Markdown)
+	return res, nil
+}
+
+var (
+	citeRe  = regexp.MustCompile(`\[(\d+)\]`)
+	quoteRe = regexp.MustCompile(`"([^"\n]{12,})"\s*((?:\[\d+\])+)`)
+)
+
+// CheckCitations lists the invalid citations of a composed text: numbers
+// that are not sources of the material, and quoted spans (12 characters or
+// more) that do not occur in any source they cite.
+func CheckCitations(text string, evidence map[int]string) []string {
+	var bad []string
+	for _, m := range citeRe.FindAllStringSubmatch(text, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if _, ok := evidence[n]; !ok {
+			bad = append(bad, fmt.Sprintf("[%d] is not a source of this material", n))
+		}
+	}
+	for _, m := range quoteRe.FindAllStringSubmatch(text, -1) {
+		if !quoteSupported(m[1], m[2], evidence) {
+			bad = append(bad, fmt.Sprintf("quote %q does not occur in %s", truncate(m[1], 60), m[2]))
+		}
+	}
+	return bad
+}
+
+func quoteSupported(quote, cites string, evidence map[int]string) bool {
+	q := normalizeSpace(quote)
+	for _, m := range citeRe.FindAllStringSubmatch(cites, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if strings.Contains(normalizeSpace(evidence[n]), q) {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeSpace(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// RemoveInvalidCitations drops citation markers that name no source of the
+// material, and the markers of unsupported quotes; it returns the count.
+func RemoveInvalidCitations(text string, evidence map[int]string) (string, int) {
+	removed := 0
+	text = quoteRe.ReplaceAllStringFunc(text, func(s string) string {
+		m := quoteRe.FindStringSubmatch(s)
+		if quoteSupported(m[1], m[2], evidence) {
+			return s
+		}
+		removed += len(citeRe.FindAllString(m[2], -1))
+		return `"` + m[1] + `"`
+	})
+	text = citeRe.ReplaceAllStringFunc(text, func(s string) string {
+		n, _ := strconv.Atoi(s[1 : len(s)-1])
+		if _, ok := evidence[n]; ok {
+			return s
+		}
+		removed++
+		return ""
+	})
+	return text, removed
+}
+
+func citedNumbers(text string) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, m := range citeRe.FindAllStringSubmatch(text, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Finalize closes the graph after assembly: remaining PENDING and ACTIVE
+// tasks become DONE, missing result embeddings are filled, SIMILAR_TO is
+// synced. Repeating it is harmless.
+func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeResult, error) {
+	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if err != nil {
+		return FinalizeResult{}, fmt.Errorf("finalize tasks: %w", err)
+	}
+	var fill []graph.Task
+	var texts []string
+	res := FinalizeResult{Tasks: len(tasks)}
+	for _, t := range tasks {
+		if t.Status == graph.Pending || t.Status == graph.Active {
+			if _, err := a.Store.SetStatus(ctx, in.SessionID, t.ShortID, []graph.Status{graph.Pending, graph.Active}, graph.Done); err != nil {
+				return FinalizeResult{}, fmt.Errorf("finalize %s: %w", t.ShortID, err)
+			}
+			t.Status = graph.Done
+		}
+		switch t.Status {
+		case graph.Done:
+			res.Done++
+			if len(t.ResultEmbedding) == 0 {
+				fill = append(fill, t)
+				texts = append(texts, firstNonEmpty(t.ResultSummary, t.EmbedText, t.Description))
+			}
+		case graph.Failed:
+			res.Failed++
+		}
+	}
+	if len(texts) > 0 {
+		embs, err := a.Embed.Embed(ctx, llm.Document, texts)
+		if err != nil {
+			return FinalizeResult{}, fmt.Errorf("finalize embed results: %w", err)
+		}
+		for i, t := range fill {
+			if err := a.Store.SetResultEmbedding(ctx, in.SessionID, t.ShortID, embs[i]); err != nil {
+				return FinalizeResult{}, fmt.Errorf("finalize result embedding %s: %w", t.ShortID, err)
+			}
+		}
+	}
+	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: a.Cfg.Algebra.SimilarThreshold, MaxPerNode: 8}, nil); err != nil {
+		return FinalizeResult{}, fmt.Errorf("finalize similar: %w", err)
+	}
+	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
+	if err != nil {
+		return FinalizeResult{}, fmt.Errorf("finalize count evidence: %w", err)
+	}
+	res.Evidence = len(ev)
+	return res, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if strings.TrimSpace(x) != "" {
+			return x
+		}
+	}
+	return "task"
+}

@@ -1,0 +1,252 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/llm"
+)
+
+// signalsDoc is what Observe stores under (session, iteration) and the next
+// iteration reads back: the SVD basis, the state embedding, the gap
+// direction and the observation itself.
+type signalsDoc struct {
+	Obs   Observation
+	SVD   algebra.SharedSVD
+	State []float64
+	Gap   []float64
+}
+
+func signalsKey(iter int) string { return fmt.Sprintf("signals/%d", iter) }
+
+// prevSignals returns iteration iter-1's stored signals, or the algebraic
+// zero (empty basis, gap = goal) before the first observation.
+func (a *Activities) prevSignals(ctx context.Context, s graph.Session, iter int) (signalsDoc, error) {
+	var doc signalsDoc
+	ok, err := getBlob(ctx, a.Store, s.ID, signalsKey(iter-1), &doc)
+	if err != nil {
+		return doc, err
+	}
+	goal := algebra.ToFloat64(s.GoalQueryEmb)
+	if !ok {
+		doc.SVD = algebra.EmptySVD(len(goal))
+	}
+	if len(doc.Gap) == 0 {
+		doc.Gap = goal
+	}
+	return doc, nil
+}
+
+// ReadState is Tx1: the tasks (no vectors), the ready set with the three
+// cosines of the closed-form warp and each task's evidence coverage.
+func (a *Activities) ReadState(ctx context.Context, in ReadStateInput) (ReadStateResult, error) {
+	s, err := a.Store.GetSession(ctx, in.SessionID)
+	if err != nil {
+		return ReadStateResult{}, fmt.Errorf("read state session: %w", err)
+	}
+	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if err != nil {
+		return ReadStateResult{}, fmt.Errorf("read state tasks: %w", err)
+	}
+	ready, err := a.Store.ReadySet(ctx, in.SessionID)
+	if err != nil {
+		return ReadStateResult{}, fmt.Errorf("read state ready set: %w", err)
+	}
+	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
+	if err != nil {
+		return ReadStateResult{}, fmt.Errorf("read state evidence: %w", err)
+	}
+	prev, err := a.prevSignals(ctx, s, in.Iteration)
+	if err != nil {
+		return ReadStateResult{}, err
+	}
+	perTask := map[string]int{}
+	for _, e := range ev {
+		perTask[e.TaskID]++
+	}
+	goal := algebra.ToFloat64(s.GoalQueryEmb)
+	out := ReadStateResult{Evidence: len(ev), GapGoalCos: algebra.Cosine(prev.Gap, goal)}
+	for _, t := range tasks {
+		out.Tasks = append(out.Tasks, info(t, perTask[t.ID]))
+	}
+	for _, t := range ready {
+		e := algebra.ToFloat64(t.Embedding)
+		out.Ready = append(out.Ready, ReadyTask{
+			ShortID: t.ShortID, CosGoal: algebra.Cosine(e, goal), CosGap: algebra.Cosine(e, prev.Gap),
+			Coverage: prev.SVD.Coverage(e),
+		})
+	}
+	return out, nil
+}
+
+func info(t graph.Task, evidence int) TaskInfo {
+	ti := TaskInfo{
+		ShortID: t.ShortID, Description: truncate(t.Description, 300), Status: t.Status, Depth: t.Depth,
+		NProductive: t.NProductive, Evidence: evidence, Result: truncate(t.ResultSummary, 300),
+	}
+	if t.Parent != "" {
+		ti.Parent = graph.ShortIDOf(t.Parent)
+	}
+	for _, d := range t.DependsOn {
+		ti.DependsOn = append(ti.DependsOn, graph.ShortIDOf(d))
+	}
+	return ti
+}
+
+// SetStatus moves a task between statuses (MarkActive, and the revert to
+// PENDING after a failed call). Repeating it is harmless.
+func (a *Activities) SetStatus(ctx context.Context, in StatusInput) error {
+	if _, err := a.Store.SetStatus(ctx, in.SessionID, in.Task, in.From, in.To); err != nil {
+		return fmt.Errorf("set status %s -> %s: %w", in.Task, in.To, err)
+	}
+	return nil
+}
+
+// SyncSimilar refreshes SIMILAR_TO edges so that PPR can traverse links
+// between evidence ingested in the previous iteration.
+func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (SyncSimilarResult, error) {
+	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: a.Cfg.Algebra.SimilarThreshold, MaxPerNode: 8}, nil)
+	if err != nil {
+		return SyncSimilarResult{}, fmt.Errorf("sync similar: %w", err)
+	}
+	return SyncSimilarResult{Edges: st.Edges, Compared: st.Compared}, nil
+}
+
+// Expand runs PPR from the selected task over all edge types, with
+// transition weights max(cos, 0) of the endpoint embeddings, and returns the
+// best evidence candidates and their pairwise cosines.
+func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, error) {
+	s, err := a.Store.GetSession(ctx, in.SessionID)
+	if err != nil {
+		return ExpandResult{}, fmt.Errorf("expand session: %w", err)
+	}
+	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if err != nil {
+		return ExpandResult{}, fmt.Errorf("expand tasks: %w", err)
+	}
+	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
+	if err != nil {
+		return ExpandResult{}, fmt.Errorf("expand evidence: %w", err)
+	}
+	if len(ev) == 0 {
+		return ExpandResult{}, nil
+	}
+	edges, err := a.Store.Edges(ctx, in.SessionID)
+	if err != nil {
+		return ExpandResult{}, fmt.Errorf("expand edges: %w", err)
+	}
+	idx := map[string]int{}
+	var vecs [][]float32
+	for _, t := range tasks {
+		idx[t.ID] = len(vecs)
+		vecs = append(vecs, t.Embedding)
+	}
+	for _, e := range ev {
+		idx[e.ID] = len(vecs)
+		vecs = append(vecs, e.Embedding)
+	}
+	var from, to []int
+	var w []float64
+	for _, e := range edges {
+		i, ok1 := idx[e.From]
+		j, ok2 := idx[e.To]
+		if !ok1 || !ok2 {
+			continue
+		}
+		c := algebra.Cosine32(vecs[i], vecs[j])
+		if c <= 0 {
+			continue
+		}
+		from, to, w = append(from, i), append(to, j), append(w, c)
+	}
+	g := algebra.BuildCSR(len(vecs), from, to, w, true)
+	sel := idx[graph.TaskID(in.SessionID, in.Task)]
+	seeds := []int{sel}
+	for k := g.RowPtr[sel]; k < g.RowPtr[sel+1]; k++ {
+		seeds = append(seeds, g.Col[k])
+	}
+	pr := algebra.PPR(g, seeds, a.Cfg.Context.PPRAlpha, a.Cfg.Context.PPRTol, a.Cfg.Context.PPRMaxIter)
+	type scored struct {
+		e   graph.Evidence
+		ppr float64
+	}
+	var cands []scored
+	for _, e := range ev {
+		if p := pr[idx[e.ID]]; p > 0 {
+			cands = append(cands, scored{e, p})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].ppr > cands[j].ppr })
+	if len(cands) > a.Cfg.Context.MaxCandidates {
+		cands = cands[:a.Cfg.Context.MaxCandidates]
+	}
+	goal := algebra.ToFloat64(s.GoalQueryEmb)
+	out := ExpandResult{}
+	vs := make([][]float64, len(cands))
+	for i, c := range cands {
+		vs[i] = algebra.ToFloat64(c.e.Embedding)
+		out.Candidates = append(out.Candidates, Candidate{
+			Ref: c.e.ID, Task: graph.ShortIDOf(c.e.TaskID), Text: c.e.Content, Source: c.e.SourceURL, Title: c.e.Title,
+			Tokens: llm.EstimateTokens(c.e.Content), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
+		})
+	}
+	out.Sims = algebra.NewPairSims(vs)
+	return out, nil
+}
+
+// Observe computes the iteration's raw signals (SVD warm-started from the
+// previous basis, GA, stability, residual, eigengap, novelty) and stores
+// the basis and gap direction for the next iteration. A retry returns the
+// stored observation.
+func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation, error) {
+	var done signalsDoc
+	if ok, err := getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done); err != nil || ok {
+		return done.Obs, err
+	}
+	s, err := a.Store.GetSession(ctx, in.SessionID)
+	if err != nil {
+		return Observation{}, fmt.Errorf("observe session: %w", err)
+	}
+	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
+	if err != nil {
+		return Observation{}, fmt.Errorf("observe evidence: %w", err)
+	}
+	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if err != nil {
+		return Observation{}, fmt.Errorf("observe tasks: %w", err)
+	}
+	prev, err := a.prevSignals(ctx, s, in.Iteration)
+	if err != nil {
+		return Observation{}, err
+	}
+	sin := algebra.SignalInputs{
+		Goal: algebra.ToFloat64(s.GoalQueryEmb), PrevState: prev.State, PrevSVD: prev.SVD,
+		NewEvidence: in.NewEvidence, K: a.Cfg.Algebra.SVDK, MinEvidence: a.Cfg.Algebra.MinEvidence, Seed: 1,
+	}
+	for _, e := range ev {
+		sin.Evidence = append(sin.Evidence, algebra.ToFloat64(e.Embedding))
+		sin.Strengths = append(sin.Strengths, e.Strength)
+	}
+	for _, t := range tasks {
+		switch {
+		case t.ShortID == in.Task:
+			sin.Task = algebra.ToFloat64(t.Embedding)
+		case t.Status == graph.Active:
+			sin.Active = append(sin.Active, algebra.ToFloat64(t.Embedding))
+		}
+	}
+	o := algebra.ComputeIterationSignals(sin)
+	obs := Observation{
+		NEvidence: o.NEvidence, GA: o.GA, Coverage: o.Coverage, Stability: o.Stability, StabilityConf: o.StabilityConf,
+		Residual: o.Residual, ResidualConf: o.ResidualConf, Eigengap: o.Eigengap, SVDConf: o.SVDConf,
+		SubspaceDistance: o.SubspaceDistance, Novelty: o.Novelty,
+	}
+	doc := signalsDoc{Obs: obs, SVD: o.SVD, State: o.State, Gap: o.Gap}
+	if err := putBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), doc); err != nil {
+		return Observation{}, err
+	}
+	return obs, nil
+}

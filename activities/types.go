@@ -1,0 +1,365 @@
+package activities
+
+import (
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/din"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/research"
+)
+
+// Activity names, registered by the worker and called by the workflows.
+// Payloads below are everything that crosses the workflow boundary: ids,
+// scalars and texts for the prompt; embedding vectors never do.
+const (
+	NameResolveConfig  = "ResolveConfig"
+	NameHealthCheck    = "HealthCheck"
+	NameBootstrap      = "Bootstrap"
+	NameReadState      = "ReadState"
+	NameMarkActive     = "MarkActive"
+	NameSetStatus      = "SetStatus"
+	NameSyncSimilar    = "SyncSimilar"
+	NameExpand         = "Expand"
+	NameReason         = "Reason"
+	NameApplyOps       = "ApplyOps"
+	NameCheckQuery     = "CheckQuery"
+	NameObserve        = "Observe"
+	NameCollectSection = "CollectSections"
+	NameCompose        = "Compose"
+	NameFinalize       = "Finalize"
+	NameDiscover       = "Discover"
+	NameFetch          = "Fetch"
+	NameTranscribe     = "Transcribe"
+	NameIngest         = "Ingest"
+)
+
+// Error types of non-retryable application errors.
+const (
+	ErrInvalidInput = "InvalidInput"
+	ErrUnhealthy    = "ServiceUnavailable"
+	ErrConfig       = "InvalidConfig"
+	ErrLLM          = "LLMError"
+)
+
+// ResolveConfigInput asks the worker to resolve its parameter tree with the
+// session's overrides (for sessions started without a resolved config).
+type ResolveConfigInput struct {
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// HealthInput names the session whose bootstrap probes the services.
+type HealthInput struct {
+	SessionID string `json:"session_id"`
+}
+
+// BootstrapInput creates (or resets and recreates) a session's graph.
+type BootstrapInput struct {
+	SessionID string `json:"session_id"`
+	Goal      string `json:"goal"`
+}
+
+// BootstrapResult reports the embedding dimension the model answered with.
+type BootstrapResult struct {
+	Dim         int    `json:"dim"`
+	RootShortID string `json:"root"`
+	ChatModel   string `json:"chat_model,omitempty"`
+	EmbedModel  string `json:"embed_model,omitempty"`
+}
+
+// ReadStateInput is Tx1: the state selection needs at iteration Iteration.
+type ReadStateInput struct {
+	SessionID string `json:"session_id"`
+	Iteration int    `json:"iteration"`
+}
+
+// TaskInfo is a task as the workflow sees it: no vectors.
+type TaskInfo struct {
+	ShortID     string       `json:"id"`
+	Description string       `json:"d"`
+	Status      graph.Status `json:"s"`
+	Depth       int          `json:"depth,omitempty"`
+	NProductive int          `json:"np,omitempty"`
+	Parent      string       `json:"p,omitempty"`
+	DependsOn   []string     `json:"dep,omitempty"`
+	Evidence    int          `json:"ev,omitempty"`
+	Result      string       `json:"r,omitempty"` // truncated result summary or fail reason
+}
+
+// ReadyTask carries the three cosines of the closed-form warp and the
+// task's evidence coverage, so ranking needs no vectors.
+type ReadyTask struct {
+	ShortID  string  `json:"id"`
+	CosGoal  float64 `json:"cg"` // task · goal (query prefix)
+	CosGap   float64 `json:"cd"` // task · gap direction
+	Coverage float64 `json:"cov"`
+}
+
+// ReadStateResult is the state of the graph at the start of an iteration.
+type ReadStateResult struct {
+	Tasks      []TaskInfo  `json:"tasks"`
+	Ready      []ReadyTask `json:"ready"`
+	GapGoalCos float64     `json:"gap_goal"` // gap direction · goal
+	Evidence   int         `json:"evidence"`
+}
+
+// StatusInput moves one task between statuses.
+type StatusInput struct {
+	SessionID string         `json:"session_id"`
+	Task      string         `json:"task"`
+	From      []graph.Status `json:"from,omitempty"`
+	To        graph.Status   `json:"to"`
+}
+
+// SyncSimilarInput runs the SIMILAR_TO sync of one session.
+type SyncSimilarInput struct {
+	SessionID string `json:"session_id"`
+	Iteration int    `json:"iteration"`
+}
+
+// SyncSimilarResult counts what the sync did.
+type SyncSimilarResult struct {
+	Edges    int `json:"edges"`
+	Compared int `json:"compared"`
+}
+
+// ExpandInput runs PPR from the selected task.
+type ExpandInput struct {
+	SessionID string `json:"session_id"`
+	Task      string `json:"task"`
+}
+
+// Candidate is one evidence item PPR reached, with what packing needs.
+type Candidate struct {
+	Ref     string  `json:"ref"` // evidence id
+	Task    string  `json:"task"`
+	Text    string  `json:"text"`
+	Source  string  `json:"src,omitempty"`
+	Title   string  `json:"title,omitempty"`
+	Tokens  int     `json:"tok"`
+	PPR     float64 `json:"ppr"`
+	CosGoal float64 `json:"cg"`
+}
+
+// ExpandResult holds the candidates and their pairwise cosines.
+type ExpandResult struct {
+	Candidates []Candidate      `json:"cands"`
+	Sims       algebra.PairSims `json:"sims"`
+}
+
+// ReasonInput is one LLM call.
+type ReasonInput struct {
+	SessionID      string `json:"session_id"`
+	Iteration      int    `json:"iteration"`
+	Attempt        int    `json:"attempt"` // 0 = first call, n = n-th repair
+	System         string `json:"system"`
+	User           string `json:"user"`
+	ThinkingBudget int    `json:"thinking"`
+	MaxTokens      int    `json:"max_tokens"`
+	NoThink        bool   `json:"no_think,omitempty"`
+	Schema         bool   `json:"schema,omitempty"` // send the DIN schema as response_format
+}
+
+// ReasonResult is the model's answer, thinking stripped (it is logged, never
+// fed back: it would make calls depend on earlier monologue).
+type ReasonResult struct {
+	Content          string `json:"content"`
+	ThinkingChars    int    `json:"thinking_chars"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	LatencyMS        int64  `json:"latency_ms"`
+	Model            string `json:"model,omitempty"`
+}
+
+// ApplyInput is Tx2: the validated ops of one iteration.
+type ApplyInput struct {
+	SessionID      string   `json:"session_id"`
+	Iteration      int      `json:"iteration"`
+	ActiveTask     string   `json:"active"`
+	Ops            []din.Op `json:"ops"`
+	DedupThreshold float64  `json:"dedup"`
+}
+
+// ToolCall is a call op resolved to its task after the write committed.
+type ToolCall struct {
+	Index int    `json:"i"`
+	Task  string `json:"task"`
+	Tool  string `json:"tool"`
+	Query string `json:"query"`
+}
+
+// ApplyOutput is what the write did and which calls to run.
+type ApplyOutput struct {
+	Result   graph.ApplyResult `json:"result"`
+	Calls    []ToolCall        `json:"calls,omitempty"`
+	RootDone bool              `json:"root_done,omitempty"`
+	Summary  []string          `json:"summary,omitempty"` // one line per op, for progress
+}
+
+// CheckQueryInput asks whether a tool call repeats an earlier query.
+type CheckQueryInput struct {
+	SessionID string   `json:"session_id"`
+	Iteration int      `json:"iteration"`
+	Call      ToolCall `json:"call"`
+	Threshold float64  `json:"threshold"`
+}
+
+// CheckQueryResult is the dedup decision; it is recorded so a retry gives
+// the same answer.
+type CheckQueryResult struct {
+	Duplicate bool   `json:"dup"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ObserveInput computes the raw signals after iteration Iteration.
+type ObserveInput struct {
+	SessionID   string `json:"session_id"`
+	Iteration   int    `json:"iteration"`
+	Task        string `json:"task"`
+	NewEvidence int    `json:"new_evidence"`
+}
+
+// Observation is the scalar part of algebra.SignalObservation.
+type Observation struct {
+	NEvidence        int     `json:"n"`
+	GA               float64 `json:"ga"`
+	Coverage         float64 `json:"coverage"`
+	Stability        float64 `json:"stability"`
+	StabilityConf    float64 `json:"stability_conf"`
+	Residual         float64 `json:"residual"`
+	ResidualConf     float64 `json:"residual_conf"`
+	Eigengap         float64 `json:"eigengap"`
+	SVDConf          float64 `json:"svd_conf"`
+	SubspaceDistance float64 `json:"distance"`
+	Novelty          float64 `json:"novelty"`
+}
+
+// CollectInput gathers the report's sections after the loop.
+type CollectInput struct {
+	SessionID string `json:"session_id"`
+}
+
+// SectionInfo is one section as the workflow sees it; its text stays in the
+// graph store (blob) and Compose reads it back.
+type SectionInfo struct {
+	Title  string `json:"title"`
+	Tokens int    `json:"tokens"`
+}
+
+// Source is one numbered entry of the report's source list.
+type Source struct {
+	N     int    `json:"n"`
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+}
+
+// CollectResult lists the ordered sections and the numbered sources.
+type CollectResult struct {
+	RootDone   bool          `json:"root_done"`
+	RootResult string        `json:"root_result,omitempty"`
+	Sections   []SectionInfo `json:"sections"`
+	Sources    []Source      `json:"sources"`
+}
+
+// ComposeInput composes one group of sections.
+type ComposeInput struct {
+	SessionID    string `json:"session_id"`
+	Goal         string `json:"goal"`
+	Instructions string `json:"instructions,omitempty"`
+	Sections     []int  `json:"sections"`
+	Part         int    `json:"part"`
+	Parts        int    `json:"parts"`
+}
+
+// ComposeResult is one part of the report with its citation audit.
+type ComposeResult struct {
+	Markdown         string `json:"markdown"`
+	Cited            []int  `json:"cited"`
+	RemovedCitations int    `json:"removed"`
+	RepairCalls      int    `json:"repairs"`
+	Tokens           int    `json:"tokens"`
+}
+
+// FinalizeInput closes a session's graph.
+type FinalizeInput struct {
+	SessionID string `json:"session_id"`
+}
+
+// FinalizeResult counts the final graph.
+type FinalizeResult struct {
+	Tasks    int `json:"tasks"`
+	Done     int `json:"done"`
+	Failed   int `json:"failed"`
+	Evidence int `json:"evidence"`
+}
+
+// DiscoverInput asks the providers for URLs.
+type DiscoverInput struct {
+	SessionID string `json:"session_id"`
+	Query     string `json:"query"`
+	Limit     int    `json:"limit"`
+}
+
+// DiscoverResult lists candidate URLs with their goal cosines.
+type DiscoverResult struct {
+	Candidates []research.Candidate `json:"candidates"`
+}
+
+// FetchInput fetches one batch of URLs; the page texts are staged in the
+// graph store under Key so that they never travel through history.
+type FetchInput struct {
+	SessionID string   `json:"session_id"`
+	Key       string   `json:"key"`
+	URLs      []string `json:"urls"`
+}
+
+// PageRef describes a staged page.
+type PageRef struct {
+	URL   string             `json:"url"`
+	Title string             `json:"title,omitempty"`
+	Kind  graph.EvidenceKind `json:"kind,omitempty"`
+	Chars int                `json:"chars"`
+	Media string             `json:"media,omitempty"` // staged media reference for Transcribe
+	Error string             `json:"error,omitempty"`
+}
+
+// FetchResult lists the staged pages of a batch.
+type FetchResult struct {
+	Pages []PageRef `json:"pages"`
+}
+
+// IngestInput turns a staged batch into evidence for a task.
+type IngestInput struct {
+	SessionID string `json:"session_id"`
+	Key       string `json:"key"` // the Fetch key; also the evidence idempotency key
+	Task      string `json:"task"`
+	Iteration int    `json:"iteration"`
+}
+
+// IngestResult is scalars only.
+type IngestResult struct {
+	New        int     `json:"new"`
+	Duplicates int     `json:"dup"`
+	Chunks     int     `json:"chunks"`
+	MeanIG     float64 `json:"mean_ig"`
+	GA         float64 `json:"ga"`
+	Coverage   float64 `json:"coverage"`
+}
+
+// ResearchInput starts a WebResearch child workflow.
+type ResearchInput struct {
+	SessionID string        `json:"session_id"`
+	Iteration int           `json:"iteration"`
+	Call      ToolCall      `json:"call"`
+	Pressure  float64       `json:"pressure"`
+	TimeLeftS float64       `json:"time_left_s"`
+	Config    config.Config `json:"config"`
+}
+
+// ResearchResult is what a research run returns to the session.
+type ResearchResult struct {
+	NewEvidence int     `json:"new_evidence"`
+	Pages       int     `json:"pages"`
+	Batches     int     `json:"batches"`
+	Psi         float64 `json:"psi"`
+	StopReason  string  `json:"stop_reason"`
+}

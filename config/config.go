@@ -1,0 +1,150 @@
+// Package config is the frozen parameter tree of the service: defaults from
+// the seeds, an optional YAML file, then LETHE_* environment variables, all
+// validated at load. Every threshold used anywhere is declared in params.go.
+package config
+
+import (
+	"time"
+)
+
+// Config is the resolved parameter tree. It is plain data (JSON-serializable)
+// because it travels in workflow input and is recorded in history.
+type Config struct {
+	Session  Session  `mapstructure:"session" json:"session"`
+	Budget   Budget   `mapstructure:"budget" json:"budget"`
+	Thinking Thinking `mapstructure:"thinking" json:"thinking"`
+	LLM      LLM      `mapstructure:"llm" json:"llm"`
+	Embed    Embed    `mapstructure:"embed" json:"embed"`
+	Algebra  Algebra  `mapstructure:"algebra" json:"algebra"`
+	Context  Context  `mapstructure:"context" json:"context"`
+	Research Research `mapstructure:"research" json:"research"`
+	Assembly Assembly `mapstructure:"assembly" json:"assembly"`
+	DIN      DIN      `mapstructure:"din" json:"din"`
+	Graph    Graph    `mapstructure:"graph" json:"graph"`
+	Temporal Temporal `mapstructure:"temporal" json:"temporal"`
+}
+
+type Session struct {
+	GoalMaxChars         int `mapstructure:"goal_max_chars" json:"goal_max_chars"`
+	InstructionsMaxChars int `mapstructure:"instructions_max_chars" json:"instructions_max_chars"`
+}
+
+type Budget struct {
+	MaxIterations int           `mapstructure:"max_iterations" json:"max_iterations"`
+	MinIterations int           `mapstructure:"min_iterations" json:"min_iterations"`
+	MaxWallClock  time.Duration `mapstructure:"max_wall_clock" json:"max_wall_clock"`
+	OOMCap        float64       `mapstructure:"oom_cap" json:"oom_cap"`
+	MaxTokens     int           `mapstructure:"max_tokens" json:"max_tokens"`
+	Alpha         float64       `mapstructure:"alpha" json:"alpha"`
+	PsiThreshold  float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
+}
+
+type Thinking struct {
+	MinTokens    int `mapstructure:"min_tokens" json:"min_tokens"`
+	MaxTokens    int `mapstructure:"max_tokens" json:"max_tokens"`
+	OutputTokens int `mapstructure:"output_tokens" json:"output_tokens"`
+}
+
+type LLM struct {
+	BaseURL           string        `mapstructure:"base_url" json:"base_url"`
+	Model             string        `mapstructure:"model" json:"model"`
+	APIKey            string        `mapstructure:"api_key" json:"-"`
+	Timeout           time.Duration `mapstructure:"timeout" json:"timeout"`
+	JSONSchema        bool          `mapstructure:"json_schema" json:"json_schema"`
+	ThinkingField     string        `mapstructure:"thinking_field" json:"thinking_field"`
+	Stream            bool          `mapstructure:"stream" json:"stream"`
+	Temperature       float64       `mapstructure:"temperature" json:"temperature"`
+	MaxRepairAttempts int           `mapstructure:"max_repair_attempts" json:"max_repair_attempts"`
+	ComposeTokens     int           `mapstructure:"compose_tokens" json:"compose_tokens"`
+}
+
+type Embed struct {
+	BaseURL     string        `mapstructure:"base_url" json:"base_url"`
+	Model       string        `mapstructure:"model" json:"model"`
+	APIKey      string        `mapstructure:"api_key" json:"-"`
+	Timeout     time.Duration `mapstructure:"timeout" json:"timeout"`
+	BatchSize   int           `mapstructure:"batch_size" json:"batch_size"`
+	QueryPrefix string        `mapstructure:"query_prefix" json:"query_prefix"`
+	DocPrefix   string        `mapstructure:"doc_prefix" json:"doc_prefix"`
+}
+
+type Algebra struct {
+	SVDK               int     `mapstructure:"svd_k" json:"svd_k"`
+	MinEvidence        int     `mapstructure:"min_evidence" json:"min_evidence"`
+	EMAAlpha           float64 `mapstructure:"ema_alpha" json:"ema_alpha"`
+	MaxWarpAngle       float64 `mapstructure:"max_warp_angle" json:"max_warp_angle"`
+	TaskDedupThreshold float64 `mapstructure:"task_dedup_threshold" json:"task_dedup_threshold"`
+	SimilarThreshold   float64 `mapstructure:"similar_threshold" json:"similar_threshold"`
+}
+
+type Context struct {
+	TokenBudget   int     `mapstructure:"token_budget" json:"token_budget"`
+	MaxCandidates int     `mapstructure:"max_candidates" json:"max_candidates"`
+	PPRAlpha      float64 `mapstructure:"ppr_alpha" json:"ppr_alpha"`
+	PPRTol        float64 `mapstructure:"ppr_tol" json:"ppr_tol"`
+	PPRMaxIter    int     `mapstructure:"ppr_max_iter" json:"ppr_max_iter"`
+	GAWeightLow   float64 `mapstructure:"ga_weight_low" json:"ga_weight_low"`
+	GAWeightHigh  float64 `mapstructure:"ga_weight_high" json:"ga_weight_high"`
+}
+
+type Research struct {
+	CorpusDir           string        `mapstructure:"corpus_dir" json:"corpus_dir"`
+	SearxngURL          string        `mapstructure:"searxng_url" json:"searxng_url"`
+	QueryDedupThreshold float64       `mapstructure:"query_dedup_threshold" json:"query_dedup_threshold"`
+	PsiThreshold        float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
+	DiscoverLimit       int           `mapstructure:"discover_limit" json:"discover_limit"`
+	BatchSize           int           `mapstructure:"batch_size" json:"batch_size"`
+	MaxPages            int           `mapstructure:"max_pages" json:"max_pages"`
+	MinTime             time.Duration `mapstructure:"min_time" json:"min_time"`
+	MaxTime             time.Duration `mapstructure:"max_time" json:"max_time"`
+	MaxPageBytes        int           `mapstructure:"max_page_bytes" json:"max_page_bytes"`
+	ChunkChars          int           `mapstructure:"chunk_chars" json:"chunk_chars"`
+	MaxChunksPerPage    int           `mapstructure:"max_chunks_per_page" json:"max_chunks_per_page"`
+}
+
+type Assembly struct {
+	GroupTokens       int     `mapstructure:"group_tokens" json:"group_tokens"`
+	MMRLambda         float64 `mapstructure:"mmr_lambda" json:"mmr_lambda"`
+	DoneEvidence      int     `mapstructure:"done_evidence" json:"done_evidence"`
+	DoneEvidenceChars int     `mapstructure:"done_evidence_chars" json:"done_evidence_chars"`
+	LeafEvidence      int     `mapstructure:"leaf_evidence" json:"leaf_evidence"`
+	LeafEvidenceChars int     `mapstructure:"leaf_evidence_chars" json:"leaf_evidence_chars"`
+}
+
+type DIN struct {
+	MaxOps         int `mapstructure:"max_ops" json:"max_ops"`
+	MaxStringChars int `mapstructure:"max_string_chars" json:"max_string_chars"`
+}
+
+type Graph struct {
+	Backend       string `mapstructure:"backend" json:"backend"`
+	Path          string `mapstructure:"path" json:"path"`
+	Neo4jURI      string `mapstructure:"neo4j_uri" json:"neo4j_uri"`
+	Neo4jUser     string `mapstructure:"neo4j_user" json:"neo4j_user"`
+	Neo4jPassword string `mapstructure:"neo4j_password" json:"-"`
+	Neo4jDatabase string `mapstructure:"neo4j_database" json:"neo4j_database"`
+}
+
+type Temporal struct {
+	HostPort         string        `mapstructure:"host_port" json:"host_port"`
+	Namespace        string        `mapstructure:"namespace" json:"namespace"`
+	TaskQueue        string        `mapstructure:"task_queue" json:"task_queue"`
+	LLMQueue         string        `mapstructure:"llm_queue" json:"llm_queue"`
+	ResearchQueue    string        `mapstructure:"research_queue" json:"research_queue"`
+	ContinueEvery    int           `mapstructure:"continue_every" json:"continue_every"`
+	ActivityTimeout  time.Duration `mapstructure:"activity_timeout" json:"activity_timeout"`
+	HeartbeatTimeout time.Duration `mapstructure:"heartbeat_timeout" json:"heartbeat_timeout"`
+}
+
+// QueueLLM is the task queue of LLM activities.
+func (t Temporal) QueueLLM() string { return orDefault(t.LLMQueue, t.TaskQueue) }
+
+// QueueResearch is the task queue of Fetch and Transcribe.
+func (t Temporal) QueueResearch() string { return orDefault(t.ResearchQueue, t.TaskQueue) }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,136 @@
+package config
+
+import "time"
+
+// Kind is the type of a parameter's value.
+type Kind int
+
+const (
+	Int Kind = iota
+	Float
+	String
+	Bool
+	Duration
+)
+
+// Param declares one parameter: its key, default, range and why it is set
+// the way it is. The table below is the single source of every threshold the
+// service uses; README's configuration section is checked against it.
+type Param struct {
+	Key     string
+	Kind    Kind
+	Default any
+	Min     float64 // numeric kinds (durations in seconds); ignored when Min == Max == 0
+	Max     float64
+	Reason  string
+}
+
+func p(key string, kind Kind, def any, lo, hi float64, reason string) Param {
+	return Param{Key: key, Kind: kind, Default: def, Min: lo, Max: hi, Reason: reason}
+}
+
+// Params is the parameter table. Order is the order of the README table.
+var params = []Param{
+	// session input
+	p("session.goal_max_chars", Int, 4000, 16, 100000, "a goal is a question, not a document; bounds prompt size"),
+	p("session.instructions_max_chars", Int, 4000, 0, 100000, "formatting guidance for assembly stays short"),
+
+	// budget manager (seed 000 "Budget Management")
+	p("budget.max_iterations", Int, 24, 1, 100000, "iteration resource; bottleneck max with wall clock"),
+	p("budget.min_iterations", Int, 3, 1, 1000, "iter_readiness gate: no convergence stop before this"),
+	p("budget.max_wall_clock", Duration, 30*time.Minute, 1, 7*24*3600, "wall-clock resource of one session"),
+	p("budget.oom_cap", Float, 2.0, 1, 10, "hard stop at this multiple of max_wall_clock (seed: 2.0x)"),
+	p("budget.max_tokens", Int, 4000000, 1000, 1e10, "tokens are tracked, not a pressure source (seed 000)"),
+	p("budget.alpha", Float, 4.0, 0.1, 20, "budget_horizon steepness (TerminationConfig.budget_alpha)"),
+	p("budget.psi_threshold", Float, 0.82, 0.01, 1, "agent loop terminates when psi exceeds this"),
+
+	// thinking budget (seed 000 step 7)
+	p("thinking.min_tokens", Int, 6144, 0, 1000000, "late, pressured iterations: terse synthesis"),
+	p("thinking.max_tokens", Int, 12288, 0, 1000000, "early, novel iterations: room to reason"),
+	p("thinking.output_tokens", Int, 4096, 64, 1000000, "answer tokens allowed on top of the thinking budget"),
+
+	// LLM
+	p("llm.base_url", String, "http://127.0.0.1:8080", 0, 0, "OpenAI-compatible chat server (llama.cpp default port)"),
+	p("llm.model", String, "", 0, 0, "model name sent with each request; empty lets the server choose"),
+	p("llm.api_key", String, "", 0, 0, "bearer token for hosted APIs"),
+	p("llm.timeout", Duration, 10*time.Minute, 1, 24*3600, "one completion with a full thinking budget on a local GPU"),
+	p("llm.json_schema", Bool, false, 0, 0, "send the DIN schema as response_format when the server supports it"),
+	p("llm.thinking_field", String, "", 0, 0, "request field carrying the thinking budget, empty when unsupported"),
+	p("llm.stream", Bool, true, 0, 0, "stream tokens so the Reason activity can heartbeat"),
+	p("llm.temperature", Float, 0.6, 0, 2, "reasoning models degrade at greedy decoding"),
+	p("llm.max_repair_attempts", Int, 2, 0, 10, "repair calls (halved thinking) before the task goes back to PENDING"),
+	p("llm.compose_tokens", Int, 4096, 256, 1000000, "output tokens of one assembly composition call"),
+
+	// embeddings
+	p("embed.base_url", String, "http://127.0.0.1:8081", 0, 0, "OpenAI-compatible embeddings server"),
+	p("embed.model", String, "", 0, 0, "embedding model name"),
+	p("embed.api_key", String, "", 0, 0, "bearer token for hosted APIs"),
+	p("embed.timeout", Duration, 2*time.Minute, 1, 3600, "one embedding batch"),
+	p("embed.batch_size", Int, 32, 1, 4096, "texts per embeddings request"),
+	p("embed.query_prefix", String, "Instruct: Given a research goal, retrieve relevant passages\nQuery: ", 0, 0, "instruction prefix of query embeddings (Qwen3-Embedding style)"),
+	p("embed.doc_prefix", String, "", 0, 0, "prefix of document embeddings"),
+
+	// embedding algebra (seed 003)
+	p("algebra.svd_k", Int, 16, 1, 256, "rank of the evidence subspace (SharedSVD)"),
+	p("algebra.min_evidence", Int, 3, 1, 1000, "fewer evidence rows give EMPTY_SVD"),
+	p("algebra.ema_alpha", Float, 0.3, 0.01, 1, "EMA trackers' smoothing (seed 003)"),
+	p("algebra.max_warp_angle", Float, 0.5, 0, 1.5707963, "geodesic warp angle at full pressure, radians"),
+	p("algebra.task_dedup_threshold", Float, 0.95, 0.5, 1, "semantic_dedup_threshold: a new task this close maps onto an existing one"),
+	p("algebra.similar_threshold", Float, 0.85, 0.3, 1, "cosine above which evidence gets a SIMILAR_TO edge"),
+
+	// context composition (DESIGN.md §6)
+	p("context.token_budget", Int, 6000, 256, 1000000, "tokens of packed context in one DIN-Read"),
+	p("context.max_candidates", Int, 64, 4, 2000, "PPR candidates returned by Expand (payload stays small)"),
+	p("context.ppr_alpha", Float, 0.15, 0.01, 0.99, "PPR teleport probability"),
+	p("context.ppr_tol", Float, 1e-6, 1e-12, 0.1, "PPR stops when the L1 change is below this"),
+	p("context.ppr_max_iter", Int, 50, 1, 1000, "PPR power-iteration cap"),
+	p("context.ga_weight_low", Float, 0.3, 0, 1, "GA weight w0 at zero pressure"),
+	p("context.ga_weight_high", Float, 0.8, 0, 1, "GA weight w1 at full pressure (shifted with p^2)"),
+
+	// research (DESIGN.md §7)
+	p("research.corpus_dir", String, "", 0, 0, "local corpus directory (HTML/Markdown/text) searched offline"),
+	p("research.searxng_url", String, "", 0, 0, "SearXNG base URL; empty disables web search"),
+	p("research.query_dedup_threshold", Float, 0.92, 0.5, 1, "a query this close to an earlier one of the same task is skipped"),
+	p("research.psi_threshold", Float, 0.70, 0.01, 1, "research loop terminates when its psi exceeds this"),
+	p("research.discover_limit", Int, 10, 1, 100, "URLs asked from a provider per query"),
+	p("research.batch_size", Int, 3, 1, 32, "pages fetched per Fetch activity"),
+	p("research.max_pages", Int, 12, 1, 1000, "pages per research run"),
+	p("research.min_time", Duration, 20*time.Second, 1, 3600, "research time budget at full pressure"),
+	p("research.max_time", Duration, 5*time.Minute, 1, 24*3600, "research time budget at zero pressure"),
+	p("research.max_page_bytes", Int, 4<<20, 1024, 1<<30, "response size cap per page"),
+	p("research.chunk_chars", Int, 1200, 100, 100000, "target size of an evidence chunk (paragraph group)"),
+	p("research.max_chunks_per_page", Int, 12, 1, 1000, "evidence items kept per page, best information gain first"),
+
+	// assembly (DESIGN.md §8)
+	p("assembly.group_tokens", Int, 6000, 256, 1000000, "section tokens per composition call (group_by_budget)"),
+	p("assembly.mmr_lambda", Float, 0.7, 0, 1, "MMR relevance/diversity trade-off"),
+	p("assembly.done_evidence", Int, 5, 0, 100, "[Source data] items appended to a DONE task's result"),
+	p("assembly.done_evidence_chars", Int, 400, 50, 100000, "chars per [Source data] item"),
+	p("assembly.leaf_evidence", Int, 20, 0, 1000, "evidence items of a leaf task without result"),
+	p("assembly.leaf_evidence_chars", Int, 600, 50, 100000, "chars per leaf evidence item"),
+
+	// DIN limits
+	p("din.max_ops", Int, 32, 1, 1000, "operations accepted in one answer"),
+	p("din.max_string_chars", Int, 8000, 64, 1000000, "longest text field the graph accepts"),
+
+	// graph store
+	p("graph.backend", String, "embedded", 0, 0, "embedded (single file) or neo4j"),
+	p("graph.path", String, "lethe-data/graph.db", 0, 0, "embedded store file"),
+	p("graph.neo4j_uri", String, "bolt://127.0.0.1:7687", 0, 0, "Neo4j Bolt URI"),
+	p("graph.neo4j_user", String, "neo4j", 0, 0, "Neo4j user"),
+	p("graph.neo4j_password", String, "", 0, 0, "Neo4j password"),
+	p("graph.neo4j_database", String, "neo4j", 0, 0, "Neo4j database"),
+
+	// temporal
+	p("temporal.host_port", String, "127.0.0.1:7233", 0, 0, "Temporal frontend"),
+	p("temporal.namespace", String, "default", 0, 0, "Temporal namespace"),
+	p("temporal.task_queue", String, "lethe", 0, 0, "workflow and default activity task queue"),
+	p("temporal.llm_queue", String, "", 0, 0, "task queue of LLM activities; empty = task_queue"),
+	p("temporal.research_queue", String, "", 0, 0, "task queue of Fetch/Transcribe; empty = task_queue"),
+	p("temporal.continue_every", Int, 100, 1, 100000, "continue-as-new after this many iterations in one run"),
+	p("temporal.activity_timeout", Duration, 2*time.Minute, 1, 3600, "start-to-close of store and embedding activities: how long a dead worker holds one"),
+	p("temporal.heartbeat_timeout", Duration, time.Minute, 1, 3600, "heartbeat timeout of streaming and fetching activities"),
+}
+
+// Params returns a copy of the parameter table.
+func Params() []Param { return append([]Param(nil), params...) }

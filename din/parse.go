@@ -1,0 +1,194 @@
+package din
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+)
+
+// Parse turns a model answer into validated operations.
+//
+// It extracts the JSON object (see Extract), decodes it strictly and
+// validates the result (see Validate). Strict means: the top level holds
+// exactly one key, "ops", holding an array; every element is an object whose
+// "op" is one of the eight types and whose keys are exactly fields of that
+// type, matched case-sensitively (encoding/json alone would accept "Task"
+// for "task" and silently drop fields of other op types); every field has
+// its JSON type. A null value counts as absent, and so does a blank optional
+// string ("parent": "", "source": "").
+//
+// Every problem found is returned, not just the first, so one repair call
+// can fix them all. Parse is all-or-nothing: when any error is returned the
+// ops are nil, because applying half an answer would leave the graph in a
+// state the model did not intend. An answer with an empty "ops" array is
+// valid and means "nothing to do".
+func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
+	obj, err := Extract(text)
+	if err != nil {
+		code := CodeNoJSON
+		var xe *ExtractError
+		if errors.As(err, &xe) {
+			code = xe.Code
+		}
+		return nil, []Error{{Index: -1, Code: code, Msg: err.Error() + `; answer with one JSON object {"ops":[...]}`}}
+	}
+
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(obj), &top); err != nil {
+		return nil, []Error{{Index: -1, Code: CodeBadJSON, Msg: "the answer is not a JSON object: " + err.Error()}}
+	}
+	var errs []Error
+	keys := sortedKeys(top)
+	for _, k := range keys {
+		if k != "ops" {
+			errs = append(errs, errf(-1, "", "", CodeTopField,
+				"unexpected top-level key %q: the object must contain only \"ops\"", k))
+		}
+	}
+	rawOps, ok := top["ops"]
+	if !ok {
+		errs = append(errs, errf(-1, "", "", CodeNoOps, `the JSON object has no "ops" key: wrap the operations as {"ops":[...]}`))
+		return nil, errs
+	}
+	var raws []json.RawMessage
+	if isNull(rawOps) || json.Unmarshal(rawOps, &raws) != nil {
+		errs = append(errs, errf(-1, "", "", CodeOpsNotArray, `"ops" must be an array of operation objects (use [] when there is nothing to do)`))
+		return nil, errs
+	}
+
+	ops := make([]Op, len(raws))
+	metas := make([]opMeta, len(raws))
+	for i, raw := range raws {
+		var derrs []Error
+		ops[i], metas[i], derrs = decodeOp(i, raw)
+		errs = append(errs, derrs...)
+	}
+	errs = append(errs, validate(ops, known, lim, metas)...)
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
+	}
+	return ops, nil
+}
+
+// opMeta carries what the decoder knows and Validate cannot: which keys were
+// present (so "" is reported as empty, not as missing) and which fields were
+// already rejected (so they are not reported twice).
+type opMeta struct {
+	decoded bool            // true when the op came from decodeOp
+	skip    bool            // the op could not be decoded at all
+	present map[string]bool // keys present with a non-null value
+	bad     map[string]bool // keys already reported by the decoder
+}
+
+func decodeOp(i int, raw json.RawMessage) (Op, opMeta, []Error) {
+	var op Op
+	meta := opMeta{decoded: true, present: map[string]bool{}, bad: map[string]bool{}}
+	var m map[string]json.RawMessage
+	if isNull(raw) || json.Unmarshal(raw, &m) != nil {
+		meta.skip = true
+		return op, meta, []Error{errf(i, "", "", CodeNotObject, `each element of "ops" must be an object like {"op":"create", ...}`)}
+	}
+	var errs []Error
+	rawType, ok := m["op"]
+	if !ok || isNull(rawType) {
+		meta.skip = true
+		return op, meta, []Error{errf(i, "", "op", CodeMissing, `missing "op": say which operation this is (one of %s)`, opList())}
+	}
+	if json.Unmarshal(rawType, &op.Op) != nil {
+		meta.skip = true
+		return op, meta, []Error{errf(i, "", "op", CodeType, `"op" must be a string (one of %s)`, opList())}
+	}
+	spec, ok := specOf(op.Op)
+	if !ok {
+		// Validate reports the unknown type; its fields mean nothing.
+		return op, meta, nil
+	}
+	for _, k := range sortedKeys(m) {
+		if k == "op" {
+			continue
+		}
+		v := m[k]
+		fs, ok := spec.field(k)
+		if !ok {
+			meta.bad[k] = true
+			errs = append(errs, unknownFieldError(i, op.Op, k))
+			continue
+		}
+		if isNull(v) {
+			continue
+		}
+		meta.present[k] = true
+		switch fs.kind {
+		case kRefList:
+			var list []string
+			if json.Unmarshal(v, &list) != nil {
+				meta.bad[k] = true
+				errs = append(errs, errf(i, op.Op, k, CodeType, "must be an array of short ids (strings)"))
+				continue
+			}
+			op.DependsOn = list
+		case kArgs:
+			var am map[string]json.RawMessage
+			if json.Unmarshal(v, &am) != nil {
+				meta.bad[k] = true
+				errs = append(errs, errf(i, op.Op, k, CodeType, `must be an object, e.g. {"query": "..."}`))
+				continue
+			}
+			args := make(map[string]string, len(am))
+			for _, ak := range sortedKeys(am) {
+				var s string
+				if isNull(am[ak]) || json.Unmarshal(am[ak], &s) != nil {
+					meta.bad["args."+ak] = true
+					errs = append(errs, errf(i, op.Op, "args."+ak, CodeType, "must be a string"))
+					continue
+				}
+				args[ak] = s
+			}
+			op.Args = args
+		default:
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				meta.bad[k] = true
+				errs = append(errs, errf(i, op.Op, k, CodeType, "must be a string"))
+				continue
+			}
+			if !fs.required && strings.TrimSpace(s) == "" {
+				// "source": "" or "parent": "" is how models say "none";
+				// rejecting it would cost a repair call for nothing.
+				delete(meta.present, k)
+				continue
+			}
+			op.setStr(k, s)
+		}
+	}
+	return op, meta, errs
+}
+
+func unknownFieldError(i int, op, field string) Error {
+	if isField(field) {
+		return errf(i, op, field, CodeUnknownField, "%q is not a field of a %s op (a %s op has: %s)", field, op, op, fieldList(op))
+	}
+	return errf(i, op, field, CodeUnknownField, "unknown field %q (a %s op has: %s)", field, op, fieldList(op))
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sortErrors orders errors by op index (whole-answer errors first), keeping
+// the order within one op, so the repair prompt reads top to bottom.
+func sortErrors(errs []Error) {
+	sort.SliceStable(errs, func(a, b int) bool { return errs[a].Index < errs[b].Index })
+}

@@ -1,0 +1,151 @@
+// Package e2e runs sessions on a real Temporal dev server with the worker as
+// a separate process, the way users run it: the scripted model server stands
+// in for the LLM, everything else is real.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
+)
+
+var (
+	hostPort  string
+	workerBin string
+)
+
+// temporalBin finds the temporal CLI: $TEMPORAL_CLI, bin/temporal, or
+// the cache .ci/run installs into.
+func temporalBin() string {
+	cands := []string{os.Getenv("TEMPORAL_CLI"), filepath.Join(lethetest.Root(), "bin", "temporal")}
+	if home, err := os.UserHomeDir(); err == nil {
+		cands = append(cands, filepath.Join(home, ".cache", "lethe", "temporal-v1.5.1", "temporal"))
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c
+		}
+	}
+	return ""
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	bin := temporalBin()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			fmt.Fprintln(os.Stderr, "e2e: no temporal CLI found (set TEMPORAL_CLI or run make temporal)")
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "e2e: skipped, no temporal CLI (make temporal installs it)")
+		return 0
+	}
+	tmp, err := os.MkdirTemp("", "lethe-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	workerBin = filepath.Join(tmp, "worker")
+	build := exec.Command("go", "build", "-o", workerBin, "./worker")
+	build.Dir = lethetest.Root()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build worker:", err)
+		return 1
+	}
+	ctx := context.Background()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath: bin,
+		LogLevel:     "error",
+		ExtraArgs:    []string{"--headless", "--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=2000"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start dev server:", err)
+		return 1
+	}
+	defer srv.Stop()
+	hostPort = srv.FrontendHostPort()
+	return m.Run()
+}
+
+func dial(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: hostPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// workerProc is a worker process under test.
+type workerProc struct {
+	cmd    *exec.Cmd
+	log    *os.File
+	params map[string]string
+}
+
+func startWorker(t *testing.T, params map[string]string) *workerProc {
+	t.Helper()
+	p := map[string]string{"temporal.host_port": hostPort}
+	for k, v := range params {
+		p[k] = v
+	}
+	logf, err := os.CreateTemp(t.TempDir(), "worker-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(workerBin, "-log-level", "warn")
+	cmd.Env = lethetest.Env(p)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &workerProc{cmd: cmd, log: logf, params: params}
+	t.Cleanup(func() { w.stop(syscall.SIGTERM) })
+	return w
+}
+
+// stop signals the worker and waits for it to exit.
+func (w *workerProc) stop(sig syscall.Signal) {
+	if w.cmd.ProcessState != nil {
+		return
+	}
+	_ = w.cmd.Process.Signal(sig)
+	done := make(chan struct{})
+	go func() { w.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (w *workerProc) dumpLog(t *testing.T) {
+	b, _ := os.ReadFile(w.log.Name())
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	t.Logf("worker log tail:\n%s", b)
+}
+
+func workflowOpts(name string) workflow.RegisterOptions { return workflow.RegisterOptions{Name: name} }

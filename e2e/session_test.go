@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	historypb "go.temporal.io/api/history/v1"
+
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+const goal = "How do solid-state batteries fail?"
+
+// outcome is what a session left behind: its result and its graph.
+type outcome struct {
+	res      workflows.SessionResult
+	tasks    []graph.Task
+	evidence []graph.Evidence
+	history  *historypb.History
+}
+
+// slowScript makes each chat answer take a moment, so a kill lands mid-loop.
+func slowScript(t *testing.T) llmtest.Script {
+	s := lethetest.Script(t, "battery_root_done")
+	for i := range s.Rules {
+		s.Rules[i].DelayMS = 400
+	}
+	return s
+}
+
+// runSession runs one session on the dev server; kill, when set, is called
+// with the client and the workflow id while the session runs.
+func runSession(t *testing.T, id string, kill func(c client.Client, w *workerProc) *workerProc) outcome {
+	t.Helper()
+	srv := llmtest.NewServer(slowScript(t))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	queue := "lethe-" + strings.ReplaceAll(id, "/", "-")
+	params := lethetest.Params(srv.URL(), dir)
+	params["temporal.task_queue"] = queue
+	w := startWorker(t, params)
+	c := dial(t)
+	cfg := lethetest.Config(t, srv.URL(), dir, map[string]string{"temporal.task_queue": queue})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,
+		workflows.SessionInput{Goal: goal, Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kill != nil {
+		w = kill(c, w)
+	}
+	var out outcome
+	if err := run.Get(ctx, &out.res); err != nil {
+		w.dumpLog(t)
+		t.Fatalf("session %s: %v", id, err)
+	}
+	w.stop(syscall.SIGTERM) // releases the graph file
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if out.tasks, err = store.Tasks(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if out.evidence, err = store.Evidence(ctx, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	out.history = history(t, c, id, run.GetRunID())
+	return out
+}
+
+func history(t *testing.T, c client.Client, id, runID string) *historypb.History {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, 0)
+	h := &historypb.History{}
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	return h
+}
+
+// waitIteration polls the progress query until the session has completed
+// at least n iterations.
+func waitIteration(t *testing.T, c client.Client, id string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		v, err := c.QueryWorkflow(context.Background(), id, "", workflows.QueryProgress)
+		if err == nil {
+			var p workflows.Progress
+			if v.Get(&p) == nil && p.Iteration >= n {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("session %s never reached iteration %d", id, n)
+}
+
+func TestSessionSurvivesKilledWorker(t *testing.T) {
+	base := runSession(t, "battery-uninterrupted", nil)
+	if base.res.StopReason != workflows.StopRootDone {
+		t.Fatalf("uninterrupted run stopped by %q", base.res.StopReason)
+	}
+	checkNoDuplicates(t, base)
+	if os.Getenv("LETHETEST_UPDATE_HISTORY") != "" {
+		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(base.history)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(lethetest.Root(), "testdata", "history", "session.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replay(t, "battery-uninterrupted", base.history)
+
+	var params map[string]string
+	killed := runSession(t, "battery-killed", func(c client.Client, w *workerProc) *workerProc {
+		waitIteration(t, c, "battery-killed", 2) // iteration 3 is under way
+		time.Sleep(300 * time.Millisecond)
+		w.stop(syscall.SIGKILL)
+		params = w.params
+		return startWorker(t, params)
+	})
+	checkNoDuplicates(t, killed)
+	if killed.res.Iterations != base.res.Iterations {
+		t.Errorf("iterations: killed %d, uninterrupted %d", killed.res.Iterations, base.res.Iterations)
+	}
+	if len(killed.tasks) != len(base.tasks) || len(killed.evidence) != len(base.evidence) {
+		t.Errorf("killed run has %d tasks, %d evidence; uninterrupted %d, %d",
+			len(killed.tasks), len(killed.evidence), len(base.tasks), len(base.evidence))
+	}
+	if killed.res.Evidence != base.res.Evidence || killed.res.Report != base.res.Report {
+		t.Errorf("results differ:\nkilled: %+v\nbase:   %+v", killed.res, base.res)
+	}
+	replay(t, "battery-killed", killed.history)
+}
+
+func checkNoDuplicates(t *testing.T, o outcome) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, e := range o.evidence {
+		h := graph.ContentHash(e.Content)
+		if seen[h] {
+			t.Errorf("duplicate evidence %q", e.Content[:min(60, len(e.Content))])
+		}
+		seen[h] = true
+	}
+	if len(o.evidence) == 0 {
+		t.Error("no evidence")
+	}
+	ids := map[string]bool{}
+	for _, tk := range o.tasks {
+		if ids[tk.ShortID] {
+			t.Errorf("duplicate task %s", tk.ShortID)
+		}
+		ids[tk.ShortID] = true
+		if tk.Status == graph.Active || tk.Status == graph.Pending {
+			t.Errorf("task %s left %s", tk.ShortID, tk.Status)
+		}
+	}
+}
+
+// replay runs a real history through the workflow code again: any
+// nondeterminism fails the test.
+func replay(t *testing.T, id string, h *historypb.History) {
+	t.Helper()
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ResearchSession, workflowOpts(workflows.SessionWorkflow))
+	r.RegisterWorkflowWithOptions(workflows.WebResearch, workflowOpts(workflows.ResearchWorkflow))
+	opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id}}
+	if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

@@ -1,0 +1,718 @@
+// Package embedded is the zero-dependency graph.Store: one bbolt file holds
+// every session. It has exactly the semantics of the Neo4j backend (both run
+// the conformance suite in graphtest) and is meant for the quick start, tests
+// and single-machine deployments.
+//
+// Layout (bucket names in /):
+//
+//	format                         "lethe-graph/1"
+//	sessions/<session id>/meta     "session" -> session record
+//	sessions/<session id>/tasks    <short id> -> task record (parent, depends_on inside)
+//	sessions/<session id>/evidence <content hash> -> evidence record (SUPPORTS target inside)
+//	sessions/<session id>/edges    <from hash> 0x00 <to hash> -> SIMILAR_TO record (from < to)
+//	sessions/<session id>/blobs    <key> -> bytes
+//	sessions/<session id>/applied  "apply:" / "evidence:" + key -> JSON result of the first call
+//
+// Records are JSON; embeddings are little-endian float32 bytes (base64 in
+// the JSON). SUBTASK_OF and DEPENDS_ON live in the task records, SUPPORTS in
+// the evidence records. Every write is one bbolt read-write transaction,
+// fsynced at commit, so a crash loses nothing that was committed and nothing
+// half-written is ever visible. bbolt serialises writers and lets readers run
+// in parallel, so a Store is safe for concurrent use.
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+const formatVersion = "lethe-graph/1"
+
+var (
+	keyFormat   = []byte("format")
+	bktSessions = []byte("sessions")
+	bktMeta     = []byte("meta")
+	bktTasks    = []byte("tasks")
+	bktEvidence = []byte("evidence")
+	bktEdges    = []byte("edges")
+	bktBlobs    = []byte("blobs")
+	bktApplied  = []byte("applied")
+	keySession  = []byte("session")
+
+	subBuckets = [][]byte{bktMeta, bktTasks, bktEvidence, bktEdges, bktBlobs, bktApplied}
+)
+
+// Store is a graph.Store backed by one bbolt file.
+type Store struct {
+	db *bolt.DB
+}
+
+var _ graph.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store file at path. The file is locked
+// for the life of the Store: a second Open of the same file, from this or
+// another process, fails after a few seconds instead of corrupting it.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("embedded open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bktMeta); v != nil {
+			if f := v.Get(keyFormat); f != nil && string(f) != formatVersion {
+				return fmt.Errorf("file format %q, want %q", f, formatVersion)
+			}
+		}
+		meta, err := tx.CreateBucketIfNotExists(bktMeta)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
+			return err
+		}
+		_, err = tx.CreateBucketIfNotExists(bktSessions)
+		return err
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("embedded open %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Path is the file the store lives in.
+func (s *Store) Path() string { return s.db.Path() }
+
+// Ping checks that the file is open.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.db.View(func(tx *bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("embedded ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the file; later calls fail.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("embedded close: %w", err)
+	}
+	return nil
+}
+
+// session returns the bucket of an existing session.
+func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
+	if id == "" {
+		return nil, errors.New("empty session id")
+	}
+	b := tx.Bucket(bktSessions).Bucket([]byte(id))
+	if b == nil {
+		return nil, fmt.Errorf("session %q: %w", id, graph.ErrNotFound)
+	}
+	return b, nil
+}
+
+func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("embedded %s: %w", op, err)
+	}
+	if err := s.db.View(fn); err != nil {
+		return fmt.Errorf("embedded %s: %w", op, err)
+	}
+	return nil
+}
+
+func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("embedded %s: %w", op, err)
+	}
+	if err := s.db.Update(fn); err != nil {
+		return fmt.Errorf("embedded %s: %w", op, err)
+	}
+	return nil
+}
+
+// ResetSession removes the session and everything in it. Resetting a
+// session that does not exist is not an error.
+func (s *Store) ResetSession(ctx context.Context, sessionID string) error {
+	return s.update(ctx, "reset session", func(tx *bolt.Tx) error {
+		if sessionID == "" {
+			return errors.New("empty session id")
+		}
+		err := tx.Bucket(bktSessions).DeleteBucket([]byte(sessionID))
+		if errors.Is(err, bolt.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// CreateSession stores the session and its root task unless the session
+// exists already.
+func (s *Store) CreateSession(ctx context.Context, sess graph.Session, root graph.Task) error {
+	return s.update(ctx, "create session", func(tx *bolt.Tx) error {
+		if sess.ID == "" {
+			return errors.New("empty session id")
+		}
+		all := tx.Bucket(bktSessions)
+		if all.Bucket([]byte(sess.ID)) != nil {
+			return nil
+		}
+		sb, err := all.CreateBucket([]byte(sess.ID))
+		if err != nil {
+			return err
+		}
+		for _, name := range subBuckets {
+			if _, err := sb.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		dim := sess.Dim
+		if dim == 0 {
+			dim = max(len(sess.GoalDocEmb), len(sess.GoalQueryEmb))
+		}
+		if err := putJSON(sb.Bucket(bktMeta), keySession, sessionRec{
+			Goal:         sess.Goal,
+			GoalDocEmb:   packF32(sess.GoalDocEmb),
+			GoalQueryEmb: packF32(sess.GoalQueryEmb),
+			Dim:          dim,
+		}); err != nil {
+			return err
+		}
+		root.ShortID = graph.RootShortID
+		root.Status = graph.Pending
+		root.Depth = 0
+		root.Parent = ""
+		root.DependsOn = nil
+		return putJSON(sb.Bucket(bktTasks), []byte(graph.RootShortID), taskToRec(root))
+	})
+}
+
+// GetSession returns the session node.
+func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session, error) {
+	var out graph.Session
+	err := s.view(ctx, "get session", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		var r sessionRec
+		if err := getJSON(sb.Bucket(bktMeta), keySession, &r); err != nil {
+			return err
+		}
+		doc, err := unpackF32(r.GoalDocEmb)
+		if err != nil {
+			return err
+		}
+		q, err := unpackF32(r.GoalQueryEmb)
+		if err != nil {
+			return err
+		}
+		out = graph.Session{ID: sessionID, Goal: r.Goal, GoalDocEmb: doc, GoalQueryEmb: q, Dim: r.Dim}
+		return nil
+	})
+	return out, err
+}
+
+func loadTasks(sb *bolt.Bucket, sessionID string) ([]graph.Task, error) {
+	var ts []graph.Task
+	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+		var r taskRec
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("decode task %q: %w", k, err)
+		}
+		t, err := recToTask(sessionID, string(k), r)
+		if err != nil {
+			return fmt.Errorf("decode task %q: %w", k, err)
+		}
+		ts = append(ts, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortTasks(ts)
+	return ts, nil
+}
+
+func getTask(sb *bolt.Bucket, sessionID, shortID string) (graph.Task, error) {
+	if shortID == "" {
+		return graph.Task{}, errors.New("empty task short id")
+	}
+	var r taskRec
+	if err := getJSON(sb.Bucket(bktTasks), []byte(shortID), &r); err != nil {
+		return graph.Task{}, fmt.Errorf("task %q: %w", shortID, err)
+	}
+	return recToTask(sessionID, shortID, r)
+}
+
+func putTask(sb *bolt.Bucket, t graph.Task) error {
+	return putJSON(sb.Bucket(bktTasks), []byte(t.ShortID), taskToRec(t))
+}
+
+// Tasks returns the session's tasks ordered by (CreatedIter, ShortID).
+func (s *Store) Tasks(ctx context.Context, sessionID string) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.view(ctx, "tasks", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		out, err = loadTasks(sb, sessionID)
+		return err
+	})
+	return out, err
+}
+
+// ReadySet returns the PENDING tasks whose prerequisites are all DONE.
+func (s *Store) ReadySet(ctx context.Context, sessionID string) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.view(ctx, "ready set", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		ts, err := loadTasks(sb, sessionID)
+		if err != nil {
+			return err
+		}
+		out = graph.ReadyTasks(ts)
+		return nil
+	})
+	return out, err
+}
+
+// SetStatus moves a task to `to` if its status is in `from` (empty: any but
+// FAILED).
+func (s *Store) SetStatus(ctx context.Context, sessionID, shortID string, from []graph.Status, to graph.Status) (bool, error) {
+	changed := false
+	err := s.update(ctx, "set status", func(tx *bolt.Tx) error {
+		if !to.Valid() {
+			return fmt.Errorf("invalid status %q", to)
+		}
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		t, err := getTask(sb, sessionID, shortID)
+		if err != nil {
+			return err
+		}
+		if t.Status == graph.Failed {
+			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
+		}
+		if len(from) > 0 && !slices.Contains(from, t.Status) {
+			return nil
+		}
+		if t.Status == to {
+			return nil
+		}
+		t.Status = to
+		changed = true
+		return putTask(sb, t)
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
+}
+
+// SetResultEmbedding fills a task's result embedding.
+func (s *Store) SetResultEmbedding(ctx context.Context, sessionID, shortID string, emb []float32) error {
+	return s.update(ctx, "set result embedding", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		t, err := getTask(sb, sessionID, shortID)
+		if err != nil {
+			return err
+		}
+		if t.Status == graph.Failed {
+			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
+		}
+		t.ResultEmbedding = slices.Clone(emb)
+		return putTask(sb, t)
+	})
+}
+
+const (
+	appliedApply    = "apply:"
+	appliedEvidence = "evidence:"
+)
+
+// Apply runs one iteration's ops in one transaction (see graph.PlanApply
+// for the rules).
+func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyResult, error) {
+	var res graph.ApplyResult
+	err := s.update(ctx, "apply", func(tx *bolt.Tx) error {
+		sb, err := session(tx, req.SessionID)
+		if err != nil {
+			return err
+		}
+		applied := sb.Bucket(bktApplied)
+		akey := []byte(appliedApply + req.Key)
+		if req.Key != "" {
+			if v := applied.Get(akey); v != nil {
+				if err := json.Unmarshal(v, &res); err != nil {
+					return fmt.Errorf("decode applied %q: %w", req.Key, err)
+				}
+				res.Replayed = true
+				return nil
+			}
+		}
+		ts, err := loadTasks(sb, req.SessionID)
+		if err != nil {
+			return err
+		}
+		evb := sb.Bucket(bktEvidence)
+		plan, err := graph.PlanApply(ts, func(h string) (bool, error) {
+			return evb.Get([]byte(h)) != nil, nil
+		}, req)
+		if err != nil {
+			return err
+		}
+		for _, t := range plan.Tasks {
+			if err := putTask(sb, t); err != nil {
+				return fmt.Errorf("write task %q: %w", t.ShortID, err)
+			}
+		}
+		for _, e := range plan.Evidence {
+			if err := putJSON(evb, []byte(e.ContentHash), evidenceToRec(e)); err != nil {
+				return fmt.Errorf("write evidence %s: %w", e.ID, err)
+			}
+		}
+		res = plan.Result
+		if req.Key != "" {
+			return putJSON(applied, akey, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return graph.ApplyResult{}, err
+	}
+	return res, nil
+}
+
+// AddEvidence stores evidence for a task, skipping content the session
+// holds already.
+func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID string, items []graph.Evidence) (graph.AddEvidenceResult, error) {
+	var res graph.AddEvidenceResult
+	err := s.update(ctx, "add evidence", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		applied := sb.Bucket(bktApplied)
+		akey := []byte(appliedEvidence + key)
+		if key != "" {
+			if v := applied.Get(akey); v != nil {
+				if err := json.Unmarshal(v, &res); err != nil {
+					return fmt.Errorf("decode applied %q: %w", key, err)
+				}
+				res.Replayed = true
+				return nil
+			}
+		}
+		task, err := getTask(sb, sessionID, taskShortID)
+		if err != nil {
+			return err
+		}
+		evb := sb.Bucket(bktEvidence)
+		for i, it := range items {
+			e, err := graph.PrepareEvidence(sessionID, task.ID, it)
+			if err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+			if evb.Get([]byte(e.ContentHash)) != nil {
+				res.Duplicates++
+				continue
+			}
+			if err := putJSON(evb, []byte(e.ContentHash), evidenceToRec(e)); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+			res.Added++
+		}
+		if key != "" {
+			return putJSON(applied, akey, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return graph.AddEvidenceResult{}, err
+	}
+	return res, nil
+}
+
+// Evidence returns the session's evidence ordered by (CreatedIter, ID),
+// optionally only one task's.
+func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := s.view(ctx, "evidence", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if taskShortID != "" && sb.Bucket(bktTasks).Get([]byte(taskShortID)) == nil {
+			return fmt.Errorf("task %q: %w", taskShortID, graph.ErrNotFound)
+		}
+		return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
+			var r evidenceRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			if taskShortID != "" && r.Task != taskShortID {
+				return nil
+			}
+			e, err := recToEvidence(sessionID, string(k), r)
+			if err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}
+
+// evidenceHash returns the content hash of an evidence id of the session.
+func evidenceHash(sessionID, id string) (string, bool) {
+	return strings.CutPrefix(id, graph.EvidenceID(sessionID, ""))
+}
+
+// SetStrengths updates evidence strengths by evidence id; an unknown id
+// fails the whole call.
+func (s *Store) SetStrengths(ctx context.Context, sessionID string, strengths map[string]float64) error {
+	return s.update(ctx, "set strengths", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		evb := sb.Bucket(bktEvidence)
+		ids := make([]string, 0, len(strengths))
+		for id := range strengths {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			v := strengths[id]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("evidence %q: strength %v", id, v)
+			}
+			h, ok := evidenceHash(sessionID, id)
+			var r evidenceRec
+			if !ok {
+				return fmt.Errorf("evidence %q: %w", id, graph.ErrNotFound)
+			}
+			if err := getJSON(evb, []byte(h), &r); err != nil {
+				return fmt.Errorf("evidence %q: %w", id, err)
+			}
+			if r.Strength == v {
+				continue
+			}
+			r.Strength = v
+			if err := putJSON(evb, []byte(h), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Edges returns SUBTASK_OF, DEPENDS_ON, SUPPORTS and SIMILAR_TO edges in
+// graph.SortEdges order.
+func (s *Store) Edges(ctx context.Context, sessionID string) ([]graph.Edge, error) {
+	var out []graph.Edge
+	err := s.view(ctx, "edges", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		ts, err := loadTasks(sb, sessionID)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if t.Parent != "" {
+				out = append(out, graph.Edge{From: t.ID, To: t.Parent, Kind: graph.SubtaskOf})
+			}
+			for _, d := range t.DependsOn {
+				out = append(out, graph.Edge{From: t.ID, To: d, Kind: graph.DependsOn})
+			}
+		}
+		err = sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
+			var r struct {
+				Task string `json:"task"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			out = append(out, graph.Edge{
+				From: graph.EvidenceID(sessionID, string(k)),
+				To:   graph.TaskID(sessionID, r.Task),
+				Kind: graph.Supports,
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return sb.Bucket(bktEdges).ForEach(func(k, v []byte) error {
+			from, to, ok := bytes.Cut(k, []byte{0})
+			if !ok {
+				return fmt.Errorf("bad edge key %q", k)
+			}
+			var r similarRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode edge %q: %w", k, err)
+			}
+			out = append(out, graph.Edge{
+				From:   graph.EvidenceID(sessionID, string(from)),
+				To:     graph.EvidenceID(sessionID, string(to)),
+				Kind:   graph.SimilarTo,
+				Weight: r.Weight,
+				Label:  r.Label,
+			})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEdges(out)
+	return out, nil
+}
+
+func edgeKey(fromHash, toHash string) []byte {
+	k := make([]byte, 0, len(fromHash)+1+len(toHash))
+	k = append(k, fromHash...)
+	k = append(k, 0)
+	return append(k, toHash...)
+}
+
+// ReplaceSimilar deletes the SIMILAR_TO edges with both endpoints in scope
+// and stores the given edges, whose endpoints must be evidence in scope.
+func (s *Store) ReplaceSimilar(ctx context.Context, sessionID string, scope []string, edges []graph.Edge) error {
+	return s.update(ctx, "replace similar", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		evb, eb := sb.Bucket(bktEvidence), sb.Bucket(bktEdges)
+		in := make(map[string]bool, len(scope))
+		for _, id := range scope {
+			h, ok := evidenceHash(sessionID, id)
+			if !ok || evb.Get([]byte(h)) == nil {
+				return fmt.Errorf("scope evidence %q: %w", id, graph.ErrNotFound)
+			}
+			in[h] = true
+		}
+		var stale [][]byte
+		err = eb.ForEach(func(k, _ []byte) error {
+			from, to, _ := bytes.Cut(k, []byte{0})
+			if in[string(from)] && in[string(to)] {
+				stale = append(stale, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := eb.Delete(k); err != nil {
+				return err
+			}
+		}
+		for i, e := range edges {
+			if e.Kind != "" && e.Kind != graph.SimilarTo {
+				return fmt.Errorf("edge %d: kind %s is not %s", i, e.Kind, graph.SimilarTo)
+			}
+			a, okA := evidenceHash(sessionID, e.From)
+			b, okB := evidenceHash(sessionID, e.To)
+			if !okA || !okB || !in[a] || !in[b] {
+				return fmt.Errorf("edge %d (%s -> %s): endpoints must be evidence in scope: %w", i, e.From, e.To, graph.ErrNotFound)
+			}
+			if a == b {
+				continue // no self loops
+			}
+			if a > b {
+				a, b = b, a
+			}
+			if err := putJSON(eb, edgeKey(a, b), similarRec{Weight: e.Weight, Label: e.Label}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PutBlob stores (overwrites) a per-session document.
+func (s *Store) PutBlob(ctx context.Context, sessionID, key string, data []byte) error {
+	return s.update(ctx, "put blob", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if key == "" {
+			return errors.New("empty blob key")
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		return sb.Bucket(bktBlobs).Put([]byte(key), data)
+	})
+}
+
+// GetBlob returns a copy of a per-session document, or ErrNotFound.
+func (s *Store) GetBlob(ctx context.Context, sessionID, key string) ([]byte, error) {
+	var out []byte
+	err := s.view(ctx, "get blob", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		v := sb.Bucket(bktBlobs).Get([]byte(key))
+		if v == nil {
+			return fmt.Errorf("blob %q: %w", key, graph.ErrNotFound)
+		}
+		out = bytes.Clone(v)
+		return nil
+	})
+	return out, err
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", key, err)
+	}
+	return b.Put(key, data)
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) error {
+	data := b.Get(key)
+	if data == nil {
+		return graph.ErrNotFound
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode %q: %w", key, err)
+	}
+	return nil
+}

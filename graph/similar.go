@@ -1,0 +1,546 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// NLI labels of SIMILAR_TO edges.
+const (
+	LabelEntailment    = "entailment"
+	LabelContradiction = "contradiction"
+	LabelNeutral       = "neutral"
+)
+
+// TextPair is one pair handed to an NLI classifier: does Premise entail,
+// contradict or say nothing about Hypothesis?
+type TextPair struct {
+	Premise    string
+	Hypothesis string
+}
+
+// NLIClassifier labels text pairs with LabelEntailment, LabelContradiction
+// or LabelNeutral, one label per pair, in order.
+type NLIClassifier interface {
+	Classify(ctx context.Context, pairs []TextPair) ([]string, error)
+}
+
+// SimilarParams tune SyncSimilar.
+type SimilarParams struct {
+	// Threshold is the cosine at or above which two evidence items are
+	// linked by SIMILAR_TO (e.g. 0.80).
+	Threshold float64
+	// MaxPerNode caps the SIMILAR_TO degree of every evidence item; the
+	// strongest edges win (0 = no cap).
+	MaxPerNode int
+	// ClusterSize is the target number of items per pre-filter cluster;
+	// 0 means about √n clusters of about √n items.
+	ClusterSize int
+	// Probes is how many of its nearest centroids each item is compared
+	// through (0 = DefaultProbes). With k clusters and Probes >= k the
+	// comparison is exhaustive.
+	Probes int
+	// NLIBatch is the number of pairs per Classify call (0 = 64).
+	NLIBatch int
+}
+
+// DefaultProbes is the default SimilarParams.Probes.
+const DefaultProbes = 2
+
+// Strength refinement constants: an item entailed by evidence from other
+// sources moves toward 1 by up to StrengthBoost of its headroom, an item
+// contradicted by other sources loses up to StrengthPenalty of its value,
+// both saturating smoothly (1 - e^-x) in the summed edge weights.
+const (
+	StrengthBoost   = 0.30
+	StrengthPenalty = 0.10
+)
+
+// StrengthBaseBlob is the blob key under which SyncSimilar keeps the
+// pre-refinement strength of every evidence item, so that refinement is a
+// function of (base strength, current edges) and repeating a sync changes
+// nothing.
+const StrengthBaseBlob = "graph/similar/strength-base"
+
+// SimilarStats says what a sync did.
+type SimilarStats struct {
+	Evidence   int    // evidence items with an embedding
+	Clusters   int    // pre-filter clusters (1 = exhaustive comparison)
+	Compared   int    // pairs whose cosine was computed
+	Edges      int    // SIMILAR_TO edges after the sync
+	Classified int    // pairs sent to the NLI classifier
+	Reused     int    // labels kept from the previous sync (same pair)
+	NLIError   string // classification failed: edges were kept without new labels
+	Refined    int    // evidence strengths changed by refinement
+}
+
+// SyncSimilar recomputes the SIMILAR_TO edges of a session in four phases:
+//
+//  1. prepare: read the evidence, cluster it around ~√n centroids (seeded
+//     deterministically by farthest-point traversal from the first item, then
+//     three spherical k-means rounds) and compare only pairs whose items
+//     share a cluster among their Probes nearest centroids; keep pairs with
+//     cosine >= Threshold, at most MaxPerNode per item (strongest first).
+//  2. classify (nli != nil): label the pairs that have no label from a
+//     previous sync. A classifier error is not fatal: the edges are committed
+//     without the new labels and SimilarStats.NLIError says why.
+//  3. commit: ReplaceSimilar over all the session's evidence.
+//  4. refine: strength = base strength, boosted for entailment by items of a
+//     different source (host), lowered for contradiction, clamped to [0,1].
+//
+// The result depends only on the stored evidence and the classifier's
+// answers, never on map order or timing.
+func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams, nli NLIClassifier) (SimilarStats, error) {
+	var st SimilarStats
+	if p.Threshold <= 0 || p.Threshold > 1 {
+		return st, fmt.Errorf("graph: sync similar: threshold %v outside (0,1]", p.Threshold)
+	}
+	evs, err := s.Evidence(ctx, sessionID, "")
+	if err != nil {
+		return st, fmt.Errorf("graph: sync similar: read evidence: %w", err)
+	}
+	old, err := s.Edges(ctx, sessionID)
+	if err != nil {
+		return st, fmt.Errorf("graph: sync similar: read edges: %w", err)
+	}
+
+	// Phase 1: prepare.
+	items := unitRows(evs)
+	st.Evidence = len(items.vec)
+	cands, clusters, compared := similarPairs(items, p)
+	st.Clusters, st.Compared = clusters, compared
+	edges := capDegree(cands, p.MaxPerNode)
+	st.Edges = len(edges)
+
+	oldLabel := map[[2]string]string{}
+	for _, e := range old {
+		if e.Kind == SimilarTo && e.Label != "" {
+			oldLabel[pairKey(e.From, e.To)] = e.Label
+		}
+	}
+	out := make([]Edge, len(edges))
+	var todo []int
+	for i, c := range edges {
+		a, b := evs[items.idx[c.i]], evs[items.idx[c.j]]
+		out[i] = Edge{From: a.ID, To: b.ID, Kind: SimilarTo, Weight: c.cos}
+		if a.ID > b.ID {
+			out[i].From, out[i].To = b.ID, a.ID
+		}
+		if l, ok := oldLabel[pairKey(a.ID, b.ID)]; ok {
+			out[i].Label = l
+			st.Reused++
+		} else {
+			todo = append(todo, i)
+		}
+	}
+
+	// Phase 2: classify.
+	if nli != nil && len(todo) > 0 {
+		byID := make(map[string]*Evidence, len(evs))
+		for i := range evs {
+			byID[evs[i].ID] = &evs[i]
+		}
+		batch := p.NLIBatch
+		if batch <= 0 {
+			batch = 64
+		}
+		for start := 0; start < len(todo); start += batch {
+			chunk := todo[start:min(start+batch, len(todo))]
+			pairs := make([]TextPair, len(chunk))
+			for k, ei := range chunk {
+				pairs[k] = TextPair{Premise: byID[out[ei].From].Content, Hypothesis: byID[out[ei].To].Content}
+			}
+			labels, err := nli.Classify(ctx, pairs)
+			if err == nil && len(labels) != len(pairs) {
+				err = fmt.Errorf("classifier returned %d labels for %d pairs", len(labels), len(pairs))
+			}
+			if err != nil {
+				if ctxErr := ctx.Err(); ctxErr != nil {
+					return st, fmt.Errorf("graph: sync similar: classify: %w", errors.Join(err, ctxErr))
+				}
+				st.NLIError = err.Error()
+				break
+			}
+			for k, ei := range chunk {
+				out[ei].Label = normalizeLabel(labels[k])
+			}
+			st.Classified += len(chunk)
+		}
+	}
+
+	// Phase 3: commit.
+	scope := make([]string, len(evs))
+	for i := range evs {
+		scope[i] = evs[i].ID
+	}
+	if err := s.ReplaceSimilar(ctx, sessionID, scope, out); err != nil {
+		return st, fmt.Errorf("graph: sync similar: commit: %w", err)
+	}
+
+	// Phase 4: refine strengths.
+	n, err := refineStrengths(ctx, s, sessionID, evs, out)
+	st.Refined = n
+	if err != nil {
+		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
+	}
+	return st, nil
+}
+
+func normalizeLabel(l string) string {
+	switch strings.ToLower(strings.TrimSpace(l)) {
+	case LabelEntailment, "entails", "entailed":
+		return LabelEntailment
+	case LabelContradiction, "contradicts", "contradicted":
+		return LabelContradiction
+	case LabelNeutral:
+		return LabelNeutral
+	}
+	return ""
+}
+
+func pairKey(a, b string) [2]string {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]string{a, b}
+}
+
+// unit holds unit-normalised embeddings (float64) of the evidence that has
+// one of the common dimension, with their indexes into the evidence slice.
+type unit struct {
+	vec [][]float64
+	idx []int
+}
+
+func unitRows(evs []Evidence) unit {
+	// The common dimension is that of the first embedded item.
+	dim := 0
+	for _, e := range evs {
+		if len(e.Embedding) > 0 {
+			dim = len(e.Embedding)
+			break
+		}
+	}
+	var u unit
+	for i, e := range evs {
+		if dim == 0 || len(e.Embedding) != dim {
+			continue
+		}
+		v := make([]float64, dim)
+		var nn float64
+		for k, x := range e.Embedding {
+			v[k] = float64(x)
+			nn += v[k] * v[k]
+		}
+		if nn == 0 || math.IsNaN(nn) || math.IsInf(nn, 0) {
+			continue
+		}
+		inv := 1 / math.Sqrt(nn)
+		for k := range v {
+			v[k] *= inv
+		}
+		u.vec = append(u.vec, v)
+		u.idx = append(u.idx, i)
+	}
+	return u
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+type candidate struct {
+	i, j int // indexes into unit rows, i < j
+	cos  float64
+}
+
+// similarPairs returns the pairs with cosine >= threshold among the items,
+// compared through centroid pre-filtering; it also reports the number of
+// clusters and of pairs compared.
+func similarPairs(u unit, p SimilarParams) ([]candidate, int, int) {
+	n := len(u.vec)
+	if n < 2 {
+		return nil, min(n, 1), 0
+	}
+	k := int(math.Ceil(math.Sqrt(float64(n))))
+	if p.ClusterSize > 0 {
+		k = (n + p.ClusterSize - 1) / p.ClusterSize
+	}
+	probes := p.Probes
+	if probes <= 0 {
+		probes = DefaultProbes
+	}
+	var out []candidate
+	compared := 0
+	if k <= probes || k < 2 {
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				compared++
+				if c := dot(u.vec[i], u.vec[j]); c >= p.Threshold {
+					out = append(out, candidate{i, j, c})
+				}
+			}
+		}
+		return out, 1, compared
+	}
+
+	cents := kmeans(u.vec, k)
+	k = len(cents)
+	// Each item's probe list: its `probes` nearest centroids, nearest first.
+	probeOf := make([][]int, n)
+	members := make([][]int, k)
+	order := make([]int, k)
+	sims := make([]float64, k)
+	for i, v := range u.vec {
+		for c := range cents {
+			sims[c] = dot(v, cents[c])
+			order[c] = c
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sims[b], sims[a]) })
+		probeOf[i] = slices.Clone(order[:min(probes, k)])
+		members[probeOf[i][0]] = append(members[probeOf[i][0]], i)
+	}
+	primary := func(i int) int { return probeOf[i][0] }
+	for i := 0; i < n; i++ {
+		for _, c := range probeOf[i] {
+			for _, j := range members[c] {
+				if j == i {
+					continue
+				}
+				// The pair is also reachable from j when j probes i's cluster;
+				// then only the lower index compares it.
+				if slices.Contains(probeOf[j], primary(i)) && j < i {
+					continue
+				}
+				compared++
+				if cs := dot(u.vec[i], u.vec[j]); cs >= p.Threshold {
+					a, b := min(i, j), max(i, j)
+					out = append(out, candidate{a, b, cs})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b candidate) int {
+		if c := cmp.Compare(a.i, b.i); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.j, b.j)
+	})
+	return out, k, compared
+}
+
+// kmeans runs spherical k-means on unit vectors with farthest-point seeding
+// from item 0; it is deterministic.
+func kmeans(vec [][]float64, k int) [][]float64 {
+	n, dim := len(vec), len(vec[0])
+	cents := [][]float64{slices.Clone(vec[0])}
+	best := make([]float64, n) // max similarity to a chosen seed
+	for i := range vec {
+		best[i] = dot(vec[i], cents[0])
+	}
+	for len(cents) < k {
+		far, farSim := -1, math.Inf(1)
+		for i, b := range best {
+			if b < farSim {
+				far, farSim = i, b
+			}
+		}
+		if far < 0 || farSim >= 1-1e-12 {
+			break // fewer distinct points than k
+		}
+		c := slices.Clone(vec[far])
+		cents = append(cents, c)
+		for i := range vec {
+			best[i] = max(best[i], dot(vec[i], c))
+		}
+	}
+	k = len(cents)
+	assign := make([]int, n)
+	for round := 0; round < 3; round++ {
+		for i, v := range vec {
+			bc, bs := 0, math.Inf(-1)
+			for c := range cents {
+				if s := dot(v, cents[c]); s > bs {
+					bc, bs = c, s
+				}
+			}
+			assign[i] = bc
+		}
+		sum := make([][]float64, k)
+		for c := range sum {
+			sum[c] = make([]float64, dim)
+		}
+		for i, v := range vec {
+			s := sum[assign[i]]
+			for d := range v {
+				s[d] += v[d]
+			}
+		}
+		for c := range cents {
+			nn := math.Sqrt(dot(sum[c], sum[c]))
+			if nn == 0 {
+				continue // empty cluster keeps its centroid
+			}
+			for d := range sum[c] {
+				sum[c][d] /= nn
+			}
+			cents[c] = sum[c]
+		}
+	}
+	return cents
+}
+
+// capDegree keeps the strongest edges such that no item exceeds maxPer
+// edges; ties are broken by pair order. The result is in pair order.
+func capDegree(cands []candidate, maxPer int) []candidate {
+	if maxPer <= 0 {
+		return cands
+	}
+	byWeight := slices.Clone(cands)
+	slices.SortStableFunc(byWeight, func(a, b candidate) int { return cmp.Compare(b.cos, a.cos) })
+	deg := map[int]int{}
+	var kept []candidate
+	for _, c := range byWeight {
+		if deg[c.i] >= maxPer || deg[c.j] >= maxPer {
+			continue
+		}
+		deg[c.i]++
+		deg[c.j]++
+		kept = append(kept, c)
+	}
+	slices.SortFunc(kept, func(a, b candidate) int {
+		if c := cmp.Compare(a.i, b.i); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.j, b.j)
+	})
+	return kept
+}
+
+// sourceKey is the independence key of a source URL: its host without
+// "www.", or the trimmed string when it is not a URL. Empty means unknown.
+func sourceKey(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	}
+	return strings.ToLower(raw)
+}
+
+// RefineStrength is the refined strength of an item with base strength
+// base, summed SIMILAR_TO weights `support` of entailing items from other
+// sources and `against` of contradicting items from other sources.
+func RefineStrength(base, support, against float64) float64 {
+	s := base + (1-base)*StrengthBoost*(1-math.Exp(-support))
+	s *= 1 - StrengthPenalty*(1-math.Exp(-against))
+	return math.Max(0, math.Min(1, s))
+}
+
+// strengthRecord is what StrengthBaseBlob keeps per evidence id: the base
+// strength and the refined value last written. When the stored strength no
+// longer equals Refined, something else (re-scoring) changed it, and the
+// stored strength becomes the new base.
+type strengthRecord struct {
+	Base    float64 `json:"b"`
+	Refined float64 `json:"r"`
+	Prev    float64 `json:"p"` // refined value written by the sync before, in case that write never landed
+}
+
+func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge) (int, error) {
+	rec := map[string]strengthRecord{}
+	raw, err := s.GetBlob(ctx, sessionID, StrengthBaseBlob)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return 0, err
+	default:
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return 0, fmt.Errorf("decode %s: %w", StrengthBaseBlob, err)
+		}
+	}
+	byID := make(map[string]*Evidence, len(evs))
+	for i := range evs {
+		byID[evs[i].ID] = &evs[i]
+	}
+	support := map[string]float64{}
+	against := map[string]float64{}
+	add := func(self, selfKey, otherKey, label string, w float64) {
+		if otherKey == "" || otherKey == selfKey {
+			return // not an independent source
+		}
+		if label == LabelEntailment {
+			support[self] += w
+		} else {
+			against[self] += w
+		}
+	}
+	for _, e := range edges {
+		if e.Label != LabelEntailment && e.Label != LabelContradiction {
+			continue
+		}
+		a, b := byID[e.From], byID[e.To]
+		if a == nil || b == nil {
+			continue
+		}
+		ka, kb := sourceKey(a.SourceURL), sourceKey(b.SourceURL)
+		w := math.Max(0, e.Weight)
+		add(a.ID, ka, kb, e.Label, w)
+		add(b.ID, kb, ka, e.Label, w)
+	}
+
+	next := make(map[string]strengthRecord, len(evs))
+	updates := map[string]float64{}
+	for i := range evs {
+		e := &evs[i]
+		r, ok := rec[e.ID]
+		if !ok || (e.Strength != r.Refined && e.Strength != r.Prev) {
+			r = strengthRecord{Base: e.Strength, Refined: e.Strength}
+		}
+		if want := RefineStrength(r.Base, support[e.ID], against[e.ID]); want != r.Refined {
+			r.Prev, r.Refined = r.Refined, want
+		}
+		if r.Refined != e.Strength {
+			updates[e.ID] = r.Refined
+		}
+		next[e.ID] = r
+	}
+	changed := len(next) != len(rec)
+	for id, r := range next {
+		if old, ok := rec[id]; !ok || old != r {
+			changed = true
+			break
+		}
+	}
+	// The record goes first: if the process dies between the two writes, the
+	// stored strengths still equal the recorded Prev values (or are bases,
+	// for items seen the first time), so the next sync keeps the bases.
+	if changed {
+		data, err := json.Marshal(next) // map keys are sorted: deterministic bytes
+		if err != nil {
+			return 0, err
+		}
+		if err := s.PutBlob(ctx, sessionID, StrengthBaseBlob, data); err != nil {
+			return 0, err
+		}
+	}
+	if len(updates) > 0 {
+		if err := s.SetStrengths(ctx, sessionID, updates); err != nil {
+			return 0, err
+		}
+	}
+	return len(updates), nil
+}

@@ -1,0 +1,159 @@
+package graph
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned when a session, task or blob does not exist.
+var ErrNotFound = errors.New("graph: not found")
+
+// ErrImmutable is returned when a write targets a FAILED task.
+var ErrImmutable = errors.New("graph: task is FAILED and immutable")
+
+// OpKind names a graph mutation. They mirror the DIN-Write operations that
+// change the graph; tool calls never reach the store.
+type OpKind string
+
+const (
+	OpCreate   OpKind = "create"
+	OpUpdate   OpKind = "update"
+	OpDepend   OpKind = "depend"
+	OpComplete OpKind = "complete"
+	OpFail     OpKind = "fail"
+	OpContinue OpKind = "continue"
+	OpEvidence OpKind = "evidence"
+)
+
+// Op is one validated mutation with its embedding already computed.
+// Task fields hold short ids; the store resolves them within the session.
+type Op struct {
+	Kind        OpKind
+	Task        string    // target short id (create: the new short id)
+	Description string    // create, update
+	EmbedText   string    // create, update, complete, evidence
+	Embedding   []float32 // embedding of EmbedText
+	Parent      string    // create: parent short id ("" = the request's active task)
+	DependsOn   []string  // create: prerequisite short ids
+	On          string    // depend: prerequisite short id
+	Result      string    // complete
+	Reason      string    // fail
+	Content     string    // evidence
+	Source      string    // evidence: optional source URL
+}
+
+// ApplyRequest is one Tx2 write: all ops of one iteration, atomically.
+type ApplyRequest struct {
+	SessionID      string
+	Key            string // idempotency key, e.g. "apply/7"; a second Apply with the same key returns the first result
+	Iteration      int
+	ActiveTask     string // short id of the task selected this iteration
+	Ops            []Op
+	DedupThreshold float64 // a create whose embedding has cosine > this with an existing task maps onto it; <= 0 disables dedup
+}
+
+// ApplyResult says what a write did.
+type ApplyResult struct {
+	Applied    int               // ops that changed the graph
+	Created    []string          // short ids of tasks created
+	Mapped     map[string]string // new short id -> existing short id, for creates deduplicated onto an existing task
+	Evidence   int               // evidence items added by evidence ops
+	RolledBack bool              // the write was discarded as a whole (cycle)
+	Reason     string            // why it rolled back
+	Replayed   bool              // the key had been applied before; nothing changed now
+}
+
+// A rolled-back result has Applied == 0, Evidence == 0 and no Created or
+// Mapped entries: nothing of the write is visible.
+
+// AddEvidenceResult says what an evidence ingest did.
+type AddEvidenceResult struct {
+	Added      int
+	Duplicates int
+	Replayed   bool
+}
+
+// Store is the graph memory of every session. Every method is scoped to one
+// session; sessions never see each other's nodes. Writes are idempotent: a
+// call repeated after it committed (an activity retried) changes nothing.
+//
+// Common rules (checked by graphtest):
+//   - every method but CreateSession and ResetSession returns an error
+//     wrapping ErrNotFound for a session that does not exist, and so do the
+//     methods naming a task, evidence id or blob that does not exist;
+//   - idempotency keys are scoped per session and per method (an Apply key
+//     and an AddEvidence key never collide); an empty key disables the
+//     idempotency record;
+//   - every write is atomic: on error nothing of it is visible;
+//   - implementations are safe for concurrent use.
+type Store interface {
+	// Ping checks that the backend answers.
+	Ping(ctx context.Context) error
+	Close() error
+
+	// ResetSession removes every node, edge, blob and idempotency record of
+	// one session; other sessions are untouched. A missing session is no error.
+	ResetSession(ctx context.Context, sessionID string) error
+	// CreateSession stores the session node and its root task (short id
+	// RootShortID, PENDING, depth 0). It is a no-op if the session exists.
+	CreateSession(ctx context.Context, s Session, root Task) error
+	GetSession(ctx context.Context, sessionID string) (Session, error)
+
+	// Tasks returns all tasks of the session ordered by (CreatedIter, ShortID),
+	// with Parent and DependsOn filled.
+	Tasks(ctx context.Context, sessionID string) ([]Task, error)
+	// ReadySet returns the PENDING tasks whose DEPENDS_ON targets are all DONE,
+	// in the order of Tasks.
+	ReadySet(ctx context.Context, sessionID string) ([]Task, error)
+	// SetStatus moves a task to status `to` if its current status is one of
+	// `from` (empty from = any but FAILED). Returns ErrImmutable for FAILED
+	// tasks and reports whether the status changed.
+	SetStatus(ctx context.Context, sessionID, shortID string, from []Status, to Status) (bool, error)
+	// SetResultEmbedding fills a task's result embedding (finalize);
+	// ErrImmutable for FAILED tasks.
+	SetResultEmbedding(ctx context.Context, sessionID, shortID string, emb []float32) error
+
+	// Apply runs one iteration's mutations in a single transaction: creates
+	// (with semantic dedup), updates, depends, completes (n_productive of the
+	// active task counts when at least one op applied), fails, continues and
+	// LLM evidence; a cycle in SUBTASK_OF ∪ DEPENDS_ON rolls everything back.
+	// The detailed rules are those of PlanApply. Ops naming a FAILED task
+	// directly, or an unknown short id, make Apply return an error (wrapping
+	// ErrImmutable / ErrNotFound) and write nothing, not even the key: the
+	// caller validated the ops, so this is a bug, not a model mistake. A
+	// cycle is a model mistake: the result (RolledBack) is recorded under
+	// the key like any other, so a retry gets the same answer. A repeated
+	// key returns the first result with Replayed set.
+	Apply(ctx context.Context, req ApplyRequest) (ApplyResult, error)
+
+	// AddEvidence persists evidence for a task (SUPPORTS edge), skipping items
+	// whose content hash the session already holds (or an earlier item of the
+	// call holds): a duplicate gets no second SUPPORTS edge. Items are
+	// completed by PrepareEvidence (hash, id, kind). The task may have any
+	// status, FAILED included (research started before the task failed is
+	// kept). Idempotent per key: a repeated key returns the first result with
+	// Replayed set.
+	AddEvidence(ctx context.Context, sessionID, key, taskShortID string, items []Evidence) (AddEvidenceResult, error)
+	// Evidence returns the session's evidence ordered by (CreatedIter, ID);
+	// taskShortID != "" restricts it to one task's SUPPORTS set.
+	Evidence(ctx context.Context, sessionID, taskShortID string) ([]Evidence, error)
+	// SetStrengths updates evidence strengths by evidence id.
+	SetStrengths(ctx context.Context, sessionID string, strengths map[string]float64) error
+
+	// Edges returns every edge of the session: SUBTASK_OF (child -> parent),
+	// DEPENDS_ON (task -> prerequisite), SUPPORTS (evidence -> task) and
+	// SIMILAR_TO (From < To), in SortEdges order.
+	Edges(ctx context.Context, sessionID string) ([]Edge, error)
+	// ReplaceSimilar replaces the session's SIMILAR_TO edges among the given
+	// evidence ids: edges with both endpoints in scope are deleted, the given
+	// edges are stored (normalised to From < To, self loops dropped, a
+	// repeated pair keeps the last). Edges touching evidence outside the
+	// scope are kept. Every scope id and edge endpoint must be evidence of the
+	// session, and endpoints must be in scope (else ErrNotFound).
+	ReplaceSimilar(ctx context.Context, sessionID string, scope []string, edges []Edge) error
+
+	// PutBlob and GetBlob keep small per-session documents (SVD basis of an
+	// iteration, query history, staged pages). Put overwrites.
+	PutBlob(ctx context.Context, sessionID, key string, data []byte) error
+	GetBlob(ctx context.Context, sessionID, key string) ([]byte, error) // ErrNotFound if absent
+}

@@ -1,0 +1,595 @@
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CorpusProviderName is the Provider name of the local corpus.
+const CorpusProviderName = "corpus"
+
+// CorpusScheme is the URL scheme of corpus documents: corpus:///<path
+// relative to the root>, slash-separated.
+const CorpusScheme = "corpus"
+
+// Corpus defaults.
+const (
+	DefaultMaxFileBytes = 8 << 20
+	defaultSearchLimit  = 10
+)
+
+// DefaultCorpusExtensions are the file extensions indexed when
+// CorpusConfig.Extensions is empty.
+func DefaultCorpusExtensions() []string {
+	return []string{".html", ".htm", ".md", ".markdown", ".txt", ".text"}
+}
+
+// CorpusConfig configures a local corpus.
+type CorpusConfig struct {
+	// Root is the directory holding the documents. Symlinks in the path to
+	// Root are resolved once at NewCorpus; below Root nothing outside it is
+	// ever read.
+	Root string
+	// Extensions to index, case-insensitive, with or without the dot.
+	// Default: DefaultCorpusExtensions(). Each must have an extractor.
+	Extensions []string
+	// MaxFileBytes: larger files are skipped by the index and refused by
+	// Open. Default 8 MiB.
+	MaxFileBytes int64
+	// RecheckInterval: Search compares the corpus fingerprint (relative
+	// paths, sizes and modification times of the indexable files) with the
+	// indexed one at most this often. 0 (the default) checks on every
+	// Search: one directory walk, cheap next to an embedding call. After a
+	// change only new or changed files are extracted again. A rewrite that
+	// keeps both the size and the modification time (same filesystem clock
+	// tick) goes unnoticed until the file changes again.
+	RecheckInterval time.Duration
+	// Extractors by lowercase extension, merged over DefaultExtractors():
+	// this is where a PDF extractor or an audio handler slots in.
+	Extractors map[string]Extractor
+	// Workers extracting files in parallel while indexing. Default:
+	// GOMAXPROCS, at most 8.
+	Workers int
+}
+
+// IndexStats describes the corpus index after its last (re)build.
+type IndexStats struct {
+	Root        string        // resolved root directory
+	Files       int           // indexable files seen (including skipped ones)
+	Docs        int           // documents in the index
+	Terms       int           // distinct terms
+	Skipped     []string      // "rel: reason" for files that could not be indexed, sorted
+	Extracted   int           // files extracted by the last build (the rest were reused)
+	Fingerprint string        // hex FNV-64a of paths, sizes and mtimes
+	Built       time.Time     // when the index was last rebuilt
+	Duration    time.Duration // how long the last rebuild took (walk + extraction + index)
+}
+
+// Corpus is the local-corpus Provider and Fetcher: BM25 search over a
+// directory of documents, and safe reading of corpus:/// URLs. It is safe
+// for concurrent use.
+type Corpus struct {
+	root     string // absolute, symlinks resolved
+	exts     map[string]Extractor
+	maxBytes int64
+	recheck  time.Duration
+	workers  int
+	now      func() time.Time
+
+	mu        sync.Mutex
+	idx       *bm25Index
+	entries   map[string]*fileEntry
+	fp        uint64
+	lastCheck time.Time
+	stats     IndexStats
+}
+
+type fileEntry struct {
+	rel   string
+	size  int64
+	mtime int64
+	doc   *indexedDoc // nil when skipped
+	err   string
+}
+
+// NewCorpus validates cfg and returns a corpus; the index is built lazily
+// by the first Search (or Refresh).
+func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
+	if strings.TrimSpace(cfg.Root) == "" {
+		return nil, errors.New("research: corpus root is empty")
+	}
+	abs, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("research: corpus root %q: %w", cfg.Root, err)
+	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("research: corpus root %q does not exist", cfg.Root)
+		}
+		return nil, fmt.Errorf("research: corpus root %q: %w", cfg.Root, err)
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("research: corpus root %q: %w", cfg.Root, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("research: corpus root %q is not a directory", cfg.Root)
+	}
+	if cfg.MaxFileBytes < 0 {
+		return nil, fmt.Errorf("research: corpus max file bytes %d is negative", cfg.MaxFileBytes)
+	}
+	if cfg.RecheckInterval < 0 {
+		return nil, fmt.Errorf("research: corpus recheck interval %s is negative", cfg.RecheckInterval)
+	}
+	all := DefaultExtractors()
+	for ext, fn := range cfg.Extractors {
+		all[normExt(ext)] = fn
+	}
+	extList := cfg.Extensions
+	if len(extList) == 0 {
+		extList = DefaultCorpusExtensions()
+	}
+	exts := map[string]Extractor{}
+	for _, e := range extList {
+		ne := normExt(e)
+		if ne == "." {
+			return nil, fmt.Errorf("research: corpus extension %q is empty", e)
+		}
+		fn := all[ne]
+		if fn == nil {
+			return nil, fmt.Errorf("research: corpus extension %q has no extractor (add one in CorpusConfig.Extractors)", e)
+		}
+		exts[ne] = fn
+	}
+	c := &Corpus{
+		root:     resolved,
+		exts:     exts,
+		maxBytes: cfg.MaxFileBytes,
+		recheck:  cfg.RecheckInterval,
+		workers:  cfg.Workers,
+		now:      time.Now,
+		entries:  map[string]*fileEntry{},
+	}
+	if c.maxBytes == 0 {
+		c.maxBytes = DefaultMaxFileBytes
+	}
+	if c.workers <= 0 {
+		c.workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	return c, nil
+}
+
+func normExt(e string) string {
+	e = strings.ToLower(strings.TrimSpace(e))
+	if !strings.HasPrefix(e, ".") {
+		e = "." + e
+	}
+	return e
+}
+
+// Root returns the resolved root directory.
+func (c *Corpus) Root() string { return c.root }
+
+// Name implements Provider.
+func (c *Corpus) Name() string { return CorpusProviderName }
+
+// CorpusURL returns the corpus URL of a slash-separated path relative to the
+// root: corpus:///<rel>, percent-escaped where needed.
+func CorpusURL(rel string) string {
+	return (&url.URL{Scheme: CorpusScheme, Path: "/" + strings.TrimPrefix(rel, "/")}).String()
+}
+
+// Search implements Provider: BM25 (k1 = 1.2, b = 0.75) over title and
+// text, title terms weighted twice. The index is built on first use and
+// rebuilt when the corpus fingerprint changes (see
+// CorpusConfig.RecheckInterval). Hits are ordered by score, ties by URL;
+// limit <= 0 means 10. A query without index terms (only stopwords or
+// punctuation) returns no hits.
+func (c *Corpus) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	if err := c.refresh(ctx, false); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	ix := c.idx
+	c.mu.Unlock()
+	if limit <= 0 {
+		limit = defaultSearchLimit
+	}
+	terms := queryTerms(query)
+	res := ix.search(terms, limit)
+	hits := make([]Hit, 0, len(res))
+	for _, r := range res {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d := ix.docs[r.doc]
+		hits = append(hits, Hit{
+			URL:      d.url,
+			Title:    d.title,
+			Snippet:  ix.snippet(d.text, terms),
+			Score:    r.score,
+			Provider: CorpusProviderName,
+		})
+	}
+	return hits, nil
+}
+
+// Refresh brings the index up to date now (whatever RecheckInterval says)
+// and returns its statistics.
+func (c *Corpus) Refresh(ctx context.Context) (IndexStats, error) {
+	if err := c.refresh(ctx, true); err != nil {
+		return IndexStats{}, err
+	}
+	return c.Stats(), nil
+}
+
+// Stats returns the statistics of the current index (zero before the first
+// build).
+func (c *Corpus) Stats() IndexStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Skipped = append([]string(nil), s.Skipped...)
+	return s
+}
+
+type fileStat struct {
+	rel   string
+	size  int64
+	mtime int64
+}
+
+func (c *Corpus) refresh(ctx context.Context, force bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if !force && c.idx != nil && c.recheck > 0 && now.Sub(c.lastCheck) < c.recheck {
+		return nil
+	}
+	start := time.Now()
+	root, err := os.OpenRoot(c.root)
+	if err != nil {
+		return fmt.Errorf("research: open corpus root %s: %w", c.root, err)
+	}
+	defer root.Close()
+	files, err := c.scan(ctx, root)
+	if err != nil {
+		return err
+	}
+	fp := fingerprint(files)
+	c.lastCheck = now
+	if c.idx != nil && fp == c.fp {
+		return nil
+	}
+
+	// Reuse unchanged entries; extract the rest in parallel.
+	entries := make([]*fileEntry, len(files))
+	var todo []int
+	for i, f := range files {
+		if e := c.entries[f.rel]; e != nil && e.size == f.size && e.mtime == f.mtime {
+			entries[i] = e
+			continue
+		}
+		todo = append(todo, i)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(c.workers, len(todo)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				entries[i] = c.extractEntry(root, files[i])
+			}
+		}()
+	}
+feed:
+	for _, i := range todo {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	newEntries := make(map[string]*fileEntry, len(entries))
+	var docs []*indexedDoc
+	var skipped []string
+	for _, e := range entries {
+		newEntries[e.rel] = e
+		if e.doc != nil {
+			docs = append(docs, e.doc)
+		} else {
+			skipped = append(skipped, e.rel+": "+e.err)
+		}
+	}
+	c.idx = buildBM25(docs)
+	c.entries = newEntries
+	c.fp = fp
+	c.stats = IndexStats{
+		Root:        c.root,
+		Files:       len(files),
+		Docs:        len(docs),
+		Terms:       len(c.idx.postings),
+		Skipped:     skipped,
+		Extracted:   len(todo),
+		Fingerprint: strconv.FormatUint(fp, 16),
+		Built:       now,
+		Duration:    time.Since(start),
+	}
+	return nil
+}
+
+// scan lists the indexable files below the root in lexical order. Hidden
+// files and directories (name starting with ".") are skipped; symlinked
+// directories are not followed; a symlinked file is included only if it
+// resolves inside the root.
+func (c *Corpus) scan(ctx context.Context, root *os.Root) ([]fileStat, error) {
+	var files []fileStat
+	err := filepath.WalkDir(c.root, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if p == c.root {
+			if err != nil {
+				return err
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if err != nil { // unreadable subdirectory: skip it
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if _, ok := c.exts[strings.ToLower(filepath.Ext(d.Name()))]; !ok {
+			return nil
+		}
+		rel, err := filepath.Rel(c.root, p)
+		if err != nil {
+			return nil
+		}
+		var info fs.FileInfo
+		if d.Type()&fs.ModeSymlink != 0 {
+			info, err = c.statInRoot(root, rel) // follows the link, refuses escapes
+		} else {
+			info, err = d.Info()
+		}
+		if err != nil || !info.Mode().IsRegular() {
+			return nil
+		}
+		files = append(files, fileStat{rel: filepath.ToSlash(rel), size: info.Size(), mtime: info.ModTime().UnixNano()})
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("research: scan corpus %s: %w", c.root, err)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	return files, nil
+}
+
+// openInRoot opens rel through root, so nothing outside the root can be
+// reached. os.Root follows relative symlinks that stay inside the root but
+// refuses every absolute symlink; for those the target is resolved and, if
+// it lies inside the root, opened (again through root, so a concurrent
+// change of the link can only lead to a refusal).
+func (c *Corpus) openInRoot(root *os.Root, rel string) (*os.File, error) {
+	f, err := root.Open(filepath.FromSlash(rel))
+	if err == nil || !isEscape(err) {
+		return f, err
+	}
+	inner, ok := c.resolveInside(rel)
+	if !ok {
+		return nil, err
+	}
+	return root.Open(inner)
+}
+
+func (c *Corpus) statInRoot(root *os.Root, rel string) (fs.FileInfo, error) {
+	fi, err := root.Stat(rel)
+	if err == nil || !isEscape(err) {
+		return fi, err
+	}
+	inner, ok := c.resolveInside(rel)
+	if !ok {
+		return nil, err
+	}
+	return root.Stat(inner)
+}
+
+// resolveInside resolves all symlinks of rel and returns the result relative
+// to the root when it stays inside.
+func (c *Corpus) resolveInside(rel string) (string, bool) {
+	p, err := filepath.EvalSymlinks(filepath.Join(c.root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", false
+	}
+	inner, err := filepath.Rel(c.root, p)
+	if err != nil || inner == ".." || strings.HasPrefix(inner, ".."+string(filepath.Separator)) || filepath.IsAbs(inner) {
+		return "", false
+	}
+	return inner, true
+}
+
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "escapes from parent")
+}
+
+func fingerprint(files []fileStat) uint64 {
+	h := fnv.New64a()
+	var buf []byte
+	for _, f := range files {
+		buf = buf[:0]
+		buf = append(buf, f.rel...)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, f.size, 10)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, f.mtime, 10)
+		buf = append(buf, '\n')
+		h.Write(buf)
+	}
+	return h.Sum64()
+}
+
+func (c *Corpus) extractEntry(root *os.Root, f fileStat) *fileEntry {
+	e := &fileEntry{rel: f.rel, size: f.size, mtime: f.mtime}
+	if f.size > c.maxBytes {
+		e.err = fmt.Sprintf("%d bytes exceeds the %d-byte limit", f.size, c.maxBytes)
+		return e
+	}
+	doc, err := c.read(root, f.rel)
+	if err != nil {
+		e.err = err.Error()
+		return e
+	}
+	e.doc = newIndexedDoc(f.rel, doc.URL, doc.Title, doc.Text)
+	return e
+}
+
+// read opens rel (slash-separated, already validated) inside root and
+// extracts it.
+func (c *Corpus) read(root *os.Root, rel string) (Document, error) {
+	u := CorpusURL(rel)
+	fn := c.exts[strings.ToLower(path.Ext(rel))]
+	if fn == nil {
+		return Document{}, refused(u, fmt.Sprintf("file type %q is not part of the corpus", path.Ext(rel)))
+	}
+	f, err := c.openInRoot(root, rel)
+	if err != nil {
+		if isEscape(err) {
+			return Document{}, refused(u, "path escapes the corpus root")
+		}
+		return Document{}, fmt.Errorf("research: open %s: %w", u, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Document{}, fmt.Errorf("research: stat %s: %w", u, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Document{}, refused(u, "not a regular file")
+	}
+	if fi.Size() > c.maxBytes {
+		return Document{}, refused(u, fmt.Sprintf("%d bytes exceeds the %d-byte limit", fi.Size(), c.maxBytes))
+	}
+	lr := &io.LimitedReader{R: f, N: c.maxBytes + 1}
+	doc, err := fn(lr, u)
+	if err != nil {
+		return Document{}, err
+	}
+	if lr.N <= 0 {
+		return Document{}, refused(u, fmt.Sprintf("file grew beyond the %d-byte limit", c.maxBytes))
+	}
+	doc.URL = u
+	if doc.Title == "" {
+		base := path.Base(rel)
+		doc.Title = strings.TrimSuffix(base, path.Ext(base))
+	}
+	return doc, nil
+}
+
+// Open reads a corpus:///<path> URL. It refuses other schemes, hosts,
+// queries, absolute or non-canonical paths, ".." segments, hidden files,
+// file types not in the corpus, files over MaxFileBytes, and symlinks that
+// lead outside the root (the file is opened through os.Root, so the check
+// and the read cannot be raced). A fragment is ignored. Refusals wrap
+// ErrRefused.
+func (c *Corpus) Open(raw string) (Document, error) {
+	rel, err := corpusRel(raw)
+	if err != nil {
+		return Document{}, err
+	}
+	root, err := os.OpenRoot(c.root)
+	if err != nil {
+		return Document{}, fmt.Errorf("research: open corpus root %s: %w", c.root, err)
+	}
+	defer root.Close()
+	return c.read(root, rel)
+}
+
+// Fetch implements Fetcher for corpus URLs.
+func (c *Corpus) Fetch(ctx context.Context, raw string) (Document, error) {
+	if err := ctx.Err(); err != nil {
+		return Document{}, err
+	}
+	return c.Open(raw)
+}
+
+// corpusRel validates a corpus URL lexically and returns its
+// slash-separated path relative to the root.
+func corpusRel(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", refused(raw, "not a valid URL: "+err.Error())
+	}
+	if !strings.EqualFold(u.Scheme, CorpusScheme) {
+		if u.Scheme == "" {
+			return "", refused(raw, "not a corpus:/// URL (no scheme)")
+		}
+		return "", refused(raw, fmt.Sprintf("scheme %q is not %s://", u.Scheme, CorpusScheme))
+	}
+	if u.Opaque != "" {
+		return "", refused(raw, "corpus URLs have the form corpus:///path")
+	}
+	if u.Host != "" || u.User != nil {
+		return "", refused(raw, "corpus URLs have no host (use corpus:///path)")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return "", refused(raw, "corpus URLs take no query")
+	}
+	p := u.Path
+	if !strings.HasPrefix(p, "/") || len(p) == 1 {
+		return "", refused(raw, "empty path")
+	}
+	rel := p[1:]
+	if strings.HasPrefix(rel, "/") || filepath.IsAbs(rel) || strings.ContainsAny(rel, "\\\x00") || (len(rel) > 1 && rel[1] == ':') {
+		return "", refused(raw, "absolute paths are not allowed")
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == ".." {
+			return "", refused(raw, "path escapes the corpus root (..)")
+		}
+	}
+	if path.Clean(rel) != rel {
+		return "", refused(raw, "path is not canonical")
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return "", refused(raw, "hidden files are not part of the corpus")
+		}
+	}
+	return rel, nil
+}

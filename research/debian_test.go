@@ -1,0 +1,83 @@
+package research
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+)
+
+// debianReferenceDirs are where Debian's debian-reference-en package puts
+// its HTML (the doc directory holds a "docs" symlink to the shared one).
+var debianReferenceDirs = []string{
+	"/usr/share/doc/debian-reference-en/docs",
+	"/usr/share/debian-reference",
+}
+
+// TestCorpusDebianReference indexes a real document collection nobody here
+// wrote: the Debian Reference (apt-get install debian-reference-en).
+func TestCorpusDebianReference(t *testing.T) {
+	root := ""
+	for _, d := range debianReferenceDirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			root = d
+			break
+		}
+	}
+	if root == "" {
+		t.Skip("debian-reference-en is not installed (apt-get install debian-reference-en)")
+	}
+	ctx := context.Background()
+	c, err := NewCorpus(CorpusConfig{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("debian-reference: root %s (resolved %s): %d files, %d docs, %d terms, indexed in %s",
+		root, st.Root, st.Files, st.Docs, st.Terms, st.Duration)
+	if st.Docs < 10 {
+		t.Fatalf("only %d documents indexed: %+v", st.Docs, st)
+	}
+
+	for _, tc := range []struct {
+		query       string
+		wantTitle   string // a top-3 hit's title contains this
+		wantSnippet string // and its snippet contains this (lowercase)
+	}{
+		{"apt-get package management", "package management", "apt"},
+		{"configure network interface with ifupdown", "Network setup", "ifupdown"},
+		{"git version control system", "Data management", "git"},
+		{"backup and data archive tar", "Data management", "tar"},
+	} {
+		hits, err := c.Search(ctx, tc.query, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for i, h := range hits {
+			t.Logf("%q #%d %.2f %s %q: %.120s", tc.query, i+1, h.Score, h.URL, h.Title, h.Snippet)
+			if strings.Contains(strings.ToLower(h.Title), strings.ToLower(tc.wantTitle)) &&
+				strings.Contains(strings.ToLower(h.Snippet), tc.wantSnippet) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: no section about %q in the top 3", tc.query, tc.wantTitle)
+		}
+	}
+
+	// A hit opens through the same corpus, as the Fetch activity will do.
+	hits, _ := c.Search(ctx, "apt-get package management", 1)
+	doc, err := c.Open(hits[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := Chunk(doc.Text, ChunkConfig{})
+	t.Logf("%s: %d bytes, %d chars of text, %d links, %d chunks", doc.URL, doc.Bytes, len(doc.Text), len(doc.Links), len(chunks))
+	if len(chunks) < 10 || !strings.Contains(doc.Text, "apt-get") {
+		t.Fatalf("chapter text too small: %d chunks", len(chunks))
+	}
+}

@@ -1,0 +1,306 @@
+package research
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// maxTitleRunes caps titles taken from the first line of a text file.
+const maxTitleRunes = 200
+
+// ExtractText returns a plain-text document: the text with line endings
+// normalized and invalid UTF-8 replaced; the title is the first non-empty
+// line (at most 200 characters). Kind is graph.KindText.
+func ExtractText(r io.Reader, url string) (Document, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Document{}, fmt.Errorf("research: read text %s: %w", url, err)
+	}
+	text := tidyText(decodeText(data))
+	doc := Document{URL: url, Kind: graph.KindText, Bytes: len(data), Text: text}
+	for _, line := range strings.Split(text, "\n") {
+		if t := collapseSpace(line); t != "" {
+			doc.Title = truncateRunes(t, maxTitleRunes)
+			break
+		}
+	}
+	return doc, nil
+}
+
+var (
+	mdATX         = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
+	mdSetextH1    = regexp.MustCompile(`^ {0,3}=+[ \t]*$`)
+	mdSetextH2    = regexp.MustCompile(`^ {0,3}-+[ \t]*$`)
+	mdRule        = regexp.MustCompile(`^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	mdFence       = regexp.MustCompile("^ {0,3}(```+|~~~+)")
+	mdRefDef      = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:[ \t]*<?([^\s>]+)>?`)
+	mdQuote       = regexp.MustCompile(`^ {0,3}>[ ]?`)
+	mdList        = regexp.MustCompile(`^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?`)
+	mdTableSep    = regexp.MustCompile(`^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$`)
+	mdLink        = regexp.MustCompile(`!?\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)`)
+	mdRefLink     = regexp.MustCompile(`\[([^\]]+)\]\[[^\]]*\]`)
+	mdAutoLink    = regexp.MustCompile(`<((?:https?|corpus)://[^>\s]+)>`)
+	mdCode        = regexp.MustCompile("`+([^`]+)`+")
+	mdStrongStar  = regexp.MustCompile(`\*\*([^*\s](?:[^*]*[^*\s])?)\*\*`)
+	mdStrongUnder = regexp.MustCompile(`(^|[^\pL\pN_])__([^_\s](?:[^_]*[^_\s])?)__`)
+	mdEmStar      = regexp.MustCompile(`\*([^*\s](?:[^*]*[^*\s])?)\*`)
+	mdEmUnder     = regexp.MustCompile(`(^|[^\pL\pN_])_([^_\s](?:[^_]*[^_\s])?)_`)
+	mdStrike      = regexp.MustCompile(`~~([^~]+)~~`)
+	mdTag         = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>`)
+	mdEscape      = regexp.MustCompile("\\\\([!-/:-@\\[-`{-~])")
+	mdFrontTitle  = regexp.MustCompile(`^title:[ \t]*["']?(.*?)["']?[ \t]*$`)
+)
+
+// ExtractMarkdown returns a Markdown file as text with the syntax stripped
+// lightly: heading markers, emphasis, inline code ticks, list and quote
+// markers, table separator rows, code fences (the code is kept), HTML tags
+// and backslash escapes are removed; links and images keep their text (alt
+// text for images) and their targets go to Links, resolved against url.
+// Paragraph breaks (blank lines) are kept and every heading is a paragraph
+// of its own. The title is the first heading, else a YAML front matter
+// "title:", else the first non-empty line. Kind is graph.KindText.
+func ExtractMarkdown(r io.Reader, url string) (Document, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Document{}, fmt.Errorf("research: read Markdown %s: %w", url, err)
+	}
+	doc := Document{URL: url, Kind: graph.KindText, Bytes: len(data)}
+	lines := strings.Split(decodeText(data), "\n")
+
+	frontTitle := ""
+	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
+		for i := 1; i < len(lines) && i < 200; i++ {
+			t := strings.TrimSpace(lines[i])
+			if t == "---" || t == "..." {
+				for _, fl := range lines[1:i] {
+					if m := mdFrontTitle.FindStringSubmatch(strings.TrimSpace(fl)); m != nil && frontTitle == "" {
+						frontTitle = collapseSpace(m[1])
+					}
+				}
+				lines = lines[i+1:]
+				break
+			}
+		}
+	}
+
+	lc := &linkCollector{base: parseBase(url), self: stripFragment(url), seen: map[string]bool{}}
+	var out []string
+	heading := func(h string) {
+		h = collapseSpace(mdInline(h, lc))
+		if h == "" {
+			return
+		}
+		if doc.Title == "" {
+			doc.Title = h
+		}
+		out = append(out, "", h, "")
+	}
+	fence := ""
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimRight(lines[i], " \t")
+		if fence != "" {
+			if strings.HasPrefix(strings.TrimLeft(line, " "), fence) && strings.Trim(strings.TrimSpace(line), fence[:1]) == "" {
+				fence = ""
+				out = append(out, "")
+				continue
+			}
+			out = append(out, line)
+			continue
+		}
+		if m := mdFence.FindStringSubmatch(line); m != nil {
+			fence = m[1]
+			out = append(out, "")
+			continue
+		}
+		// Blockquote markers (possibly nested).
+		for {
+			loc := mdQuote.FindStringIndex(line)
+			if loc == nil {
+				break
+			}
+			line = line[loc[1]:]
+		}
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" {
+			out = append(out, "")
+			continue
+		}
+		if m := mdATX.FindStringSubmatch(line); m != nil {
+			heading(m[2])
+			continue
+		}
+		// Setext heading: a text line followed by === or ---.
+		if i+1 < len(lines) && !mdList.MatchString(line) && !strings.Contains(trimmed, "|") {
+			next := strings.TrimRight(lines[i+1], " \t")
+			if mdSetextH1.MatchString(next) || (mdSetextH2.MatchString(next) && strings.TrimSpace(next) != "") {
+				heading(trimmed)
+				i++
+				continue
+			}
+		}
+		if mdRule.MatchString(line) {
+			out = append(out, "")
+			continue
+		}
+		if m := mdRefDef.FindStringSubmatch(line); m != nil {
+			lc.add(m[1])
+			continue
+		}
+		if mdTableSep.MatchString(line) && strings.Contains(line, "-") && strings.Contains(line, "|") {
+			continue
+		}
+		if loc := mdList.FindStringIndex(line); loc != nil {
+			line = line[loc[1]:]
+		}
+		if strings.Contains(trimmed, "|") && strings.HasPrefix(trimmed, "|") {
+			line = strings.TrimSpace(line)
+			line = strings.TrimPrefix(line, "|")
+			line = strings.TrimSuffix(line, "|")
+		}
+		out = append(out, strings.TrimSpace(mdInline(line, lc)))
+	}
+	doc.Text = tidyText(strings.Join(out, "\n"))
+	doc.Links = lc.links
+	if doc.Title == "" {
+		doc.Title = frontTitle
+	}
+	if doc.Title == "" {
+		for _, l := range strings.Split(doc.Text, "\n") {
+			if t := collapseSpace(l); t != "" {
+				doc.Title = truncateRunes(t, maxTitleRunes)
+				break
+			}
+		}
+	}
+	return doc, nil
+}
+
+// mdInline strips inline Markdown syntax from one line, collecting link
+// targets into lc.
+func mdInline(s string, lc *linkCollector) string {
+	// Backslash escapes first: the escaped character is literal. It is
+	// parked in the private-use area and restored at the end.
+	s = mdEscape.ReplaceAllStringFunc(s, func(m string) string { return string(rune(0xE000) + rune(m[1])) })
+	// Inline code next: its content is literal.
+	var codes []string
+	s = mdCode.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdCode.FindStringSubmatch(m)
+		codes = append(codes, strings.TrimSpace(sub[1]))
+		return "\x00" + fmt.Sprint(len(codes)-1) + "\x00"
+	})
+	s = mdLink.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdLink.FindStringSubmatch(m)
+		lc.add(sub[2])
+		return sub[1]
+	})
+	s = mdAutoLink.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdAutoLink.FindStringSubmatch(m)
+		lc.add(sub[1])
+		return sub[1]
+	})
+	s = mdRefLink.ReplaceAllString(s, "$1")
+	s = mdTag.ReplaceAllString(s, "")
+	s = mdStrongStar.ReplaceAllString(s, "$1")
+	s = mdStrongUnder.ReplaceAllString(s, "$1$2")
+	s = mdEmStar.ReplaceAllString(s, "$1")
+	s = mdEmUnder.ReplaceAllString(s, "$1$2")
+	s = mdStrike.ReplaceAllString(s, "$1")
+	for i, c := range codes {
+		s = strings.Replace(s, "\x00"+fmt.Sprint(i)+"\x00", c, 1)
+	}
+	return strings.Map(func(r rune) rune {
+		if r > 0xE000 && r < 0xE080 {
+			return r - 0xE000
+		}
+		return r
+	}, s)
+}
+
+type linkCollector struct {
+	base  *url.URL
+	self  string
+	seen  map[string]bool
+	links []string
+}
+
+func (lc *linkCollector) add(href string) {
+	href = strings.TrimSpace(href)
+	if href == "" || strings.HasPrefix(href, "#") {
+		return
+	}
+	u, err := url.Parse(href)
+	if err != nil {
+		return
+	}
+	if lc.base != nil {
+		u = lc.base.ResolveReference(u)
+	} else if !u.IsAbs() {
+		return
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https", "corpus":
+	default:
+		return
+	}
+	u.Fragment, u.RawFragment = "", ""
+	s := u.String()
+	if s == lc.self || lc.seen[s] {
+		return
+	}
+	lc.seen[s] = true
+	lc.links = append(lc.links, s)
+}
+
+// decodeText makes raw bytes valid UTF-8 text with "\n" line endings and no
+// byte-order mark.
+func decodeText(data []byte) string {
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if !utf8.Valid(data) {
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// tidyText trims trailing whitespace from every line, turns whitespace-only
+// lines into empty ones, collapses runs of blank lines into one, and trims
+// the whole text.
+func tidyText(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	blank := false
+	for _, l := range lines {
+		l = strings.TrimRight(l, " \t\f\v\u00a0")
+		if strings.TrimSpace(l) == "" {
+			if !blank && len(out) > 0 {
+				out = append(out, "")
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return strings.TrimSpace(s[:j]) + "…"
+		}
+		i++
+	}
+	return s
+}

@@ -1,0 +1,288 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// URLPolicy decides which URLs fetchers may touch (DESIGN.md §7 Safety).
+// Only http and https are allowed, and corpus:/// when CorpusRoot is set.
+// The host's addresses must all be public: loopback is refused unless
+// AllowLoopback, private (10/8, 172.16/12, 192.168/16, 100.64/10,
+// fc00::/7) unless AllowPrivate; link-local (169.254/16 — cloud metadata
+// — and fe80::/10), unspecified (0.0.0.0/8, ::), multicast and reserved
+// (240/4, broadcast) addresses are always refused. IPv4-mapped,
+// IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses are
+// judged by the IPv4 address inside. Numeric hosts are parsed the way a
+// browser does (2130706433, 0x7f.1, 0177.0.0.1 are 127.0.0.1); "localhost"
+// and *.localhost are loopback without asking DNS. URLs with credentials
+// are refused.
+//
+// Check covers the URL before the request; a fetcher must also apply the
+// policy to every redirect target (Check again) and, for plain HTTP
+// clients, at connect time (DialControl) so that DNS rebinding cannot
+// bypass it.
+type URLPolicy struct {
+	AllowLoopback bool
+	AllowPrivate  bool
+	// CorpusRoot, when set, also allows corpus:/// URLs (validated
+	// lexically here; Corpus.Open does the filesystem checks).
+	CorpusRoot string
+}
+
+// Check returns nil when raw may be fetched, else an error naming the URL
+// and the reason (refusals wrap ErrRefused; a failed DNS lookup does not).
+// resolver nil means net.DefaultResolver.
+func (p URLPolicy) Check(ctx context.Context, raw string, resolver *net.Resolver) error {
+	_, err := p.Resolve(ctx, raw, resolver)
+	return err
+}
+
+// Resolve is Check that also returns the checked addresses of the host (nil
+// for corpus URLs), so a fetcher can dial exactly what was checked.
+func (p URLPolicy) Resolve(ctx context.Context, raw string, resolver *net.Resolver) ([]netip.Addr, error) {
+	trimmed := strings.TrimSpace(raw)
+	u, err := url.Parse(trimmed)
+	if err != nil {
+		return nil, refused(raw, "not a valid URL: "+err.Error())
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch scheme {
+	case "http", "https":
+	case CorpusScheme:
+		if p.CorpusRoot == "" {
+			return nil, refused(raw, "corpus URLs are not allowed (no corpus root configured)")
+		}
+		if _, err := corpusRel(trimmed); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case "":
+		return nil, refused(raw, "no scheme (only http and https are allowed)")
+	default:
+		allowed := "only http and https are allowed"
+		if p.CorpusRoot != "" {
+			allowed = "only http, https and corpus are allowed"
+		}
+		return nil, refused(raw, fmt.Sprintf("scheme %q is not allowed (%s)", u.Scheme, allowed))
+	}
+	if u.User != nil {
+		return nil, refused(raw, "URLs with credentials are not allowed")
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return nil, refused(raw, "no host")
+	}
+
+	if a, err := netip.ParseAddr(host); err == nil {
+		if err := p.checkAddr(raw, a, ""); err != nil {
+			return nil, err
+		}
+		return []netip.Addr{a.WithZone("")}, nil
+	}
+	if a, numeric, err := parseNumericIPv4(host); numeric {
+		if err != nil {
+			return nil, refused(raw, fmt.Sprintf("malformed numeric host %q: %v", host, err))
+		}
+		if err := p.checkAddr(raw, a, ""); err != nil {
+			return nil, err
+		}
+		return []netip.Addr{a}, nil
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		if !p.AllowLoopback {
+			return nil, refused(raw, fmt.Sprintf("host %q is loopback", host))
+		}
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}, nil
+	}
+
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("research: checking %q: cannot resolve host %q: %w", raw, host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("research: checking %q: host %q has no addresses", raw, host)
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if err := p.checkAddr(raw, a, host); err != nil {
+			return nil, err
+		}
+		out = append(out, a.WithZone(""))
+	}
+	return out, nil
+}
+
+// CheckAddr applies the address rules to one IP address.
+func (p URLPolicy) CheckAddr(a netip.Addr) error {
+	return p.checkAddr(a.String(), a, "")
+}
+
+// DialControl can be set as net.Dialer.Control of an HTTP client's
+// transport: it refuses connections to addresses the policy forbids, at
+// connect time, after every redirect and DNS answer.
+func (p URLPolicy) DialControl(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return refused(address, "dialing a non-IP address")
+	}
+	return p.checkAddr(address, a, "")
+}
+
+func (p URLPolicy) checkAddr(raw string, a netip.Addr, host string) error {
+	class := addrClass(a)
+	switch class {
+	case "":
+		return nil
+	case "loopback":
+		if p.AllowLoopback {
+			return nil
+		}
+	case "private":
+		if p.AllowPrivate {
+			return nil
+		}
+	}
+	if host != "" {
+		return refused(raw, fmt.Sprintf("host %q resolves to %s, a %s address", host, a, class))
+	}
+	return refused(raw, fmt.Sprintf("%s is a %s address", a, class))
+}
+
+var (
+	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// addrClass returns "" for a public unicast address, else the class that
+// makes it special: loopback, private, link-local, unspecified, multicast,
+// reserved, invalid.
+func addrClass(a netip.Addr) string {
+	a = a.WithZone("").Unmap()
+	if !a.IsValid() {
+		return "invalid"
+	}
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a):
+			return addrClass(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToFour.Contains(a):
+			return addrClass(netip.AddrFrom4([4]byte(b[2:6])))
+		case !a.IsUnspecified() && !a.IsLoopback() && [12]byte(b[:12]) == [12]byte{}:
+			// IPv4-compatible ::a.b.c.d (deprecated)
+			return addrClass(netip.AddrFrom4([4]byte(b[12:16])))
+		}
+	}
+	switch {
+	case a.IsUnspecified() || (a.Is4() && a.As4()[0] == 0):
+		return "unspecified"
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsLinkLocalUnicast():
+		return "link-local"
+	case a.IsMulticast():
+		return "multicast"
+	case a.IsPrivate() || cgnat.Contains(a):
+		return "private"
+	case a.Is4() && a.As4()[0] >= 240:
+		return "reserved"
+	}
+	return ""
+}
+
+// parseNumericIPv4 implements the WHATWG URL host parser's IPv4 rule: a host
+// whose last dot-separated label is a number (decimal, 0x hex or 0-prefixed
+// octal) is an IPv4 address with 1 to 4 parts (so "2130706433", "0x7f.1"
+// and "0177.0.0.1" are all 127.0.0.1) — and is invalid if it does not
+// parse. numeric is false for ordinary host names.
+func parseNumericIPv4(host string) (addr netip.Addr, numeric bool, err error) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 1 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	last := parts[len(parts)-1]
+	if !isNumberLabel(last) {
+		return netip.Addr{}, false, nil
+	}
+	if len(parts) > 4 {
+		return netip.Addr{}, true, fmt.Errorf("%d parts", len(parts))
+	}
+	nums := make([]uint64, len(parts))
+	for i, s := range parts {
+		n, err := parseIPv4Number(s)
+		if err != nil {
+			return netip.Addr{}, true, err
+		}
+		nums[i] = n
+	}
+	for _, n := range nums[:len(nums)-1] {
+		if n > 255 {
+			return netip.Addr{}, true, fmt.Errorf("part %d out of range", n)
+		}
+	}
+	lastMax := uint64(1)<<(8*(5-len(nums))) - 1
+	if nums[len(nums)-1] > lastMax {
+		return netip.Addr{}, true, fmt.Errorf("last part %d out of range", nums[len(nums)-1])
+	}
+	v := nums[len(nums)-1]
+	for i, n := range nums[:len(nums)-1] {
+		v += n << (8 * (3 - i))
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, nil
+}
+
+func isNumberLabel(s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		for _, c := range s[2:] {
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func parseIPv4Number(s string) (uint64, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty part")
+	}
+	base := 10
+	switch {
+	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
+		s, base = s[2:], 16
+		if s == "" {
+			return 0, nil
+		}
+	case len(s) > 1 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	n, err := strconv.ParseUint(s, base, 32)
+	if err != nil {
+		return 0, fmt.Errorf("bad number %q", s)
+	}
+	return n, nil
+}

@@ -1,0 +1,82 @@
+// Package service wires the worker: clients from configuration, the
+// activities struct, and the registration of workflows and activities.
+// worker/main.go and the end-to-end tests share it.
+package service
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/research"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+// OpenStore opens the configured graph backend.
+func OpenStore(cfg config.Config) (graph.Store, error) {
+	switch cfg.Graph.Backend {
+	case "embedded":
+		if dir := filepath.Dir(cfg.Graph.Path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("graph store directory: %w", err)
+			}
+		}
+		s, err := embedded.Open(cfg.Graph.Path)
+		if err != nil {
+			return nil, fmt.Errorf("open embedded graph %s: %w", cfg.Graph.Path, err)
+		}
+		return s, nil
+	case "neo4j":
+		return nil, errors.New("graph.backend neo4j is not available in this build yet; use embedded")
+	}
+	return nil, fmt.Errorf("unknown graph backend %q", cfg.Graph.Backend)
+}
+
+// NewActivities builds the activities' clients from the worker's config,
+// which was loaded from src.
+func NewActivities(cfg config.Config, src config.Sources, store graph.Store) (*activities.Activities, error) {
+	hc := &http.Client{}
+	a := &activities.Activities{
+		Cfg:     cfg,
+		Sources: src,
+		Store:   store,
+		HTTP:    hc,
+		Chat: llm.NewChatClient(llm.ChatConfig{
+			BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout,
+			JSONSchema: cfg.LLM.JSONSchema, ThinkingField: cfg.LLM.ThinkingField, Stream: cfg.LLM.Stream,
+			Temperature: cfg.LLM.Temperature,
+		}, hc),
+		Embed: llm.NewEmbedClient(llm.EmbedConfig{
+			BaseURL: cfg.Embed.BaseURL, Model: cfg.Embed.Model, APIKey: cfg.Embed.APIKey, Timeout: cfg.Embed.Timeout,
+			BatchSize: cfg.Embed.BatchSize, QueryPrefix: cfg.Embed.QueryPrefix, DocPrefix: cfg.Embed.DocPrefix,
+		}, hc),
+		Policy: research.URLPolicy{CorpusRoot: cfg.Research.CorpusDir},
+	}
+	if cfg.Research.CorpusDir != "" {
+		c, err := research.NewCorpus(research.CorpusConfig{Root: cfg.Research.CorpusDir})
+		if err != nil {
+			return nil, fmt.Errorf("research corpus: %w", err)
+		}
+		a.Corpus = c
+	}
+	return a, nil
+}
+
+// Register registers both workflows and every activity under the names the
+// workflows call them by.
+func Register(r worker.Registry, a *activities.Activities) {
+	r.RegisterWorkflowWithOptions(workflows.ResearchSession, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.WebResearch, workflow.RegisterOptions{Name: workflows.ResearchWorkflow})
+	r.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+}

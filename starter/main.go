@@ -1,0 +1,123 @@
+// Command starter starts a research session, follows its progress and
+// prints (or writes) the report.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+type params map[string]string
+
+func (p params) String() string { return fmt.Sprint(map[string]string(p)) }
+func (p params) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("want key=value, got %q", s)
+	}
+	p[k] = v
+	return nil
+}
+
+func main() {
+	ps := params{}
+	goal := flag.String("goal", "", "the research goal (required)")
+	id := flag.String("id", "", "workflow id (default lethe-<unix time>)")
+	file := flag.String("config", "", "YAML config file (default $LETHE_CONFIG)")
+	instructions := flag.String("instructions", "", "formatting instructions for the report")
+	follow := flag.Bool("follow", true, "print progress while the session runs")
+	output := flag.String("output", "", "also write the report to this file")
+	flag.Var(ps, "param", "override a parameter, key=value (repeatable)")
+	flag.Parse()
+	if err := run(*goal, *id, *file, *instructions, *output, *follow, ps); err != nil {
+		fmt.Fprintln(os.Stderr, "starter:", err)
+		os.Exit(1)
+	}
+}
+
+func run(goal, id, file, instructions, output string, follow bool, ps params) error {
+	cfg, err := config.Load(config.Sources{File: file, Overrides: ps})
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(goal) == "" {
+		return errors.New("invalid input: goal is empty (use -goal)")
+	}
+	if n := utf8.RuneCountInString(goal); n > cfg.Session.GoalMaxChars {
+		return fmt.Errorf("invalid input: goal has %d characters, more than session.goal_max_chars = %d", n, cfg.Session.GoalMaxChars)
+	}
+	c, err := client.Dial(client.Options{HostPort: cfg.Temporal.HostPort, Namespace: cfg.Temporal.Namespace})
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %s: %w", cfg.Temporal.HostPort, err)
+	}
+	defer c.Close()
+	if id == "" {
+		id = fmt.Sprintf("lethe-%d", time.Now().Unix())
+	}
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
+		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &cfg})
+	if err != nil {
+		return fmt.Errorf("start session: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "session %s started (run %s); UI: http://localhost:8233/namespaces/%s/workflows/%s\n", id, run.GetRunID(), cfg.Temporal.Namespace, id)
+	done := make(chan struct{})
+	if follow {
+		go followProgress(ctx, c, id, done)
+	}
+	var res workflows.SessionResult
+	err = run.Get(ctx, &res)
+	close(done)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
+	}
+	fmt.Println(res.Report)
+	fmt.Fprintf(os.Stderr, "stop reason: %s; iterations: %d; tasks: %d (done %d, failed %d); evidence: %d; citations: %d (removed %d)\n",
+		res.StopReason, res.Iterations, res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence, res.Citations, res.RemovedCitations)
+	fmt.Fprintf(os.Stderr, "LLM: %d calls (%d repairs, %d failed), %d prompt + %d completion tokens, %.1fs in model calls\n",
+		res.Stats.LLMCalls, res.Stats.RepairCalls, res.Stats.FailedCalls, res.Stats.PromptTokens, res.Stats.CompletionToken, float64(res.Stats.LLMLatencyMS)/1000)
+	if output != "" {
+		if err := os.WriteFile(output, []byte(res.Report), 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	return nil
+}
+
+func followProgress(ctx context.Context, c client.Client, id string, done <-chan struct{}) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryProgress)
+		if err != nil {
+			continue
+		}
+		var p workflows.Progress
+		if v.Get(&p) != nil {
+			continue
+		}
+		line := fmt.Sprintf("[%s] iteration %d/%d task=%s tasks=%v evidence=%d pressure=%.2f psi=%.2f",
+			p.Phase, p.Iteration, p.MaxIterations, p.CurrentTask, p.Tasks, p.Evidence, p.Pressure, p.Psi)
+		if line != last {
+			fmt.Fprintln(os.Stderr, line)
+			last = line
+		}
+	}
+}

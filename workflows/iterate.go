@@ -1,0 +1,310 @@
+package workflows
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/din"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// checkTermination is step 1: hard limits first, then the budget manager's
+// ψ from the previous iteration's signals. It also sets the pressure and the
+// thinking budget the coming iteration runs with.
+func (s *session) checkTermination(ctx workflow.Context) string {
+	st, b := s.st, s.cfg.Budget
+	switch {
+	case st.RootDone:
+		return StopRootDone
+	case st.StopRequested:
+		return StopRequested
+	case st.Iteration >= b.MaxIterations:
+		return StopMaxIterations
+	}
+	elapsed := workflow.Now(ctx).Sub(st.StartedAt)
+	if elapsed.Seconds() >= b.OOMCap*b.MaxWallClock.Seconds() {
+		return StopWallClockCap
+	}
+	s.updateBudget(elapsed)
+	if st.Prev.Observed && st.Psi > b.PsiThreshold {
+		return StopConverged
+	}
+	return ""
+}
+
+// updateBudget is the budget manager (seed 000 "Budget Management").
+func (s *session) updateBudget(elapsed time.Duration) {
+	st, b := s.st, s.cfg.Budget
+	iterFrac := float64(st.Iteration) / float64(b.MaxIterations)
+	wallFrac := elapsed.Seconds() / b.MaxWallClock.Seconds()
+	st.ResourceProgress = algebra.ResourceProgress(iterFrac, wallFrac)
+	conv := algebra.ZeroYieldBoost(st.Prev.Convergence, st.ZeroYield)
+	st.Pressure = algebra.BudgetHorizon(algebra.AcceleratedProgress(st.ResourceProgress, conv), b.Alpha)
+	st.Psi = algebra.Psi(algebra.PsiInputs{
+		Convergence:      conv,
+		Plateau:          st.Prev.Plateau,
+		Iterations:       float64(st.Iteration),
+		MinIters:         float64(b.MinIterations),
+		Pressure:         st.Pressure,
+		ResourceProgress: st.ResourceProgress,
+	})
+	novelty := 1.0 // nothing seen yet: unfamiliar territory
+	if st.Prev.Observed {
+		novelty = st.Prev.Novelty
+	}
+	st.ThinkingBudget = algebra.ThinkingBudget(novelty, st.Pressure, s.cfg.Thinking.MinTokens, s.cfg.Thinking.MaxTokens)
+}
+
+// iterate runs steps 2-12 of one iteration. It returns a stop reason when
+// the graph itself says the loop is over.
+func (s *session) iterate(ctx workflow.Context) (string, error) {
+	iter := s.st.Iteration + 1
+	gctx := graphCtx(ctx, s.cfg)
+
+	var rs activities.ReadStateResult
+	if err := workflow.ExecuteActivity(gctx, activities.NameReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}).Get(ctx, &rs); err != nil {
+		return "", fmt.Errorf("iteration %d read state: %w", iter, err)
+	}
+	s.st.Counts, s.st.Evidence = countStatuses(rs.Tasks), rs.Evidence
+	if rootDone(rs.Tasks) {
+		s.st.RootDone = true
+		return StopRootDone, nil
+	}
+	if len(rs.Ready) == 0 {
+		return StopNoReadyTasks, nil
+	}
+
+	sel := s.selectTask(rs)
+	s.st.Current = sel
+	if err := workflow.ExecuteActivity(gctx, activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}).Get(ctx, nil); err != nil {
+		return "", fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
+	}
+	if err := workflow.ExecuteActivity(gctx, activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}).Get(ctx, nil); err != nil {
+		return "", fmt.Errorf("iteration %d sync similar: %w", iter, err)
+	}
+	var ex activities.ExpandResult
+	if err := workflow.ExecuteActivity(gctx, activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}).Get(ctx, &ex); err != nil {
+		return "", fmt.Errorf("iteration %d expand: %w", iter, err)
+	}
+	user := din.Render(s.view(rs, sel, s.pack(ex)))
+
+	tasks := withStatus(rs.Tasks, sel, graph.Active)
+	ops, ok := s.reason(ctx, iter, user, known(tasks))
+	newEvidence, hadCalls := 0, false
+	if ok {
+		var out activities.ApplyOutput
+		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold}
+		if err := workflow.ExecuteActivity(gctx, activities.NameApplyOps, in).Get(ctx, &out); err != nil {
+			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
+		}
+		s.st.LastOps = out.Summary
+		s.st.Stats.AppliedOps += out.Result.Applied
+		newEvidence += out.Result.Evidence
+		if out.Result.RolledBack {
+			s.st.Stats.RolledBack++
+			ok = false
+			s.log.Warn("write rolled back", "iteration", iter, "reason", out.Result.Reason)
+		} else {
+			s.st.RootDone = out.RootDone
+			hadCalls = len(out.Calls) > 0
+			newEvidence += s.runCalls(ctx, iter, out.Calls)
+		}
+	}
+	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
+		if err := workflow.ExecuteActivity(gctx, activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}).Get(ctx, nil); err != nil {
+			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
+		}
+	}
+	return "", s.observe(ctx, iter, sel, newEvidence, hadCalls)
+}
+
+// selectTask is step 3: warp → goal alignment → evidence deficit → rank.
+func (s *session) selectTask(rs activities.ReadStateResult) string {
+	depth := map[string]activities.TaskInfo{}
+	for _, t := range rs.Tasks {
+		depth[t.ShortID] = t
+	}
+	theta := algebra.WarpAngle(s.st.Pressure, s.cfg.Algebra.MaxWarpAngle)
+	best, bestScore := "", math.Inf(-1)
+	for _, r := range rs.Ready {
+		ga := algebra.NormalizeCosine(algebra.WarpedCosine(r.CosGoal, r.CosGap, rs.GapGoalCos, theta))
+		t := depth[r.ShortID]
+		score := algebra.RankScore(ga, algebra.EvidenceDeficit(r.Coverage), t.Depth, t.NProductive)
+		if score > bestScore { // strict: ties keep the earlier task
+			best, bestScore = r.ShortID, score
+		}
+	}
+	return best
+}
+
+// pack is step 6: GA/PPR blend with the p² weight shift, then the MIG
+// knapsack with AdaGReS redundancy. It returns the picked candidates in
+// score order.
+func (s *session) pack(ex activities.ExpandResult) []activities.Candidate {
+	n := len(ex.Candidates)
+	if n == 0 {
+		return nil
+	}
+	maxPPR := 0.0
+	for _, c := range ex.Candidates {
+		maxPPR = math.Max(maxPPR, c.PPR)
+	}
+	w := algebra.ContextWeight(s.st.Pressure, s.cfg.Context.GAWeightLow, s.cfg.Context.GAWeightHigh)
+	scores, tokens := make([]float64, n), make([]int, n)
+	for i, c := range ex.Candidates {
+		norm := 0.0
+		if maxPPR > 0 {
+			norm = c.PPR / maxPPR
+		}
+		scores[i] = algebra.BlendScore(norm, algebra.NormalizeCosine(c.CosGoal), w)
+		tokens[i] = c.Tokens
+	}
+	picked := algebra.Pack(scores, tokens, ex.Sims.At, s.cfg.Context.TokenBudget, algebra.AdaptiveBeta(ex.Sims.Mean()))
+	sortByScore(picked, scores)
+	out := make([]activities.Candidate, len(picked))
+	for i, j := range picked {
+		out[i] = ex.Candidates[j]
+	}
+	return out
+}
+
+func sortByScore(idx []int, scores []float64) {
+	for i := 1; i < len(idx); i++ { // insertion sort: small, stable, deterministic
+		for j := i; j > 0 && scores[idx[j]] > scores[idx[j-1]]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+}
+
+// reason is steps 8-9: the LLM call, parse and validate, and the repair loop
+// with a halved thinking budget per attempt. ok is false when the call
+// failed or no valid answer came back.
+func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Known) ([]din.Op, bool) {
+	lctx := llmCtx(ctx, s.cfg)
+	lim := din.DefaultLimits()
+	lim.MaxOps, lim.MaxStringLen = s.cfg.DIN.MaxOps, s.cfg.DIN.MaxStringChars
+	budget := s.st.ThinkingBudget
+	prompt := user
+	for attempt := 0; ; attempt++ {
+		in := activities.ReasonInput{
+			SessionID: s.id, Iteration: iter, Attempt: attempt, System: din.SystemPrompt(), User: prompt,
+			ThinkingBudget: budget, MaxTokens: s.cfg.Thinking.OutputTokens, Schema: s.cfg.LLM.JSONSchema,
+		}
+		var out activities.ReasonResult
+		s.st.Stats.LLMCalls++
+		if attempt > 0 {
+			s.st.Stats.RepairCalls++
+		}
+		if err := workflow.ExecuteActivity(lctx, activities.NameReason, in).Get(ctx, &out); err != nil {
+			s.st.Stats.FailedCalls++
+			s.log.Warn("LLM call failed; task goes back to PENDING", "iteration", iter, "error", err)
+			return nil, false
+		}
+		s.st.Tokens += out.PromptTokens + out.CompletionTokens
+		s.st.Stats.PromptTokens += out.PromptTokens
+		s.st.Stats.CompletionToken += out.CompletionTokens
+		s.st.Stats.LLMLatencyMS += out.LatencyMS
+		ops, errs := din.Parse(out.Content, k, lim)
+		if len(errs) == 0 {
+			return ops, true
+		}
+		s.log.Warn("invalid DIN answer", "iteration", iter, "attempt", attempt, "errors", len(errs))
+		if attempt >= s.cfg.LLM.MaxRepairAttempts {
+			s.st.Stats.InvalidAnswers++
+			return nil, false
+		}
+		budget /= 2
+		prompt = din.RepairPromptWithContext(user, out.Content, errs, attempt+1, s.cfg.LLM.MaxRepairAttempts)
+	}
+}
+
+// runCalls is step 11: dedup each call, then run the research loops as
+// child workflows in parallel. A failed research run yields nothing; it
+// never fails the session.
+func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.ToolCall) int {
+	gctx := graphCtx(ctx, s.cfg)
+	var futures []workflow.ChildWorkflowFuture
+	elapsed := workflow.Now(ctx).Sub(s.st.StartedAt)
+	left := math.Max(0, s.cfg.Budget.MaxWallClock.Seconds()-elapsed.Seconds())
+	for _, c := range calls {
+		var dup activities.CheckQueryResult
+		in := activities.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
+		if err := workflow.ExecuteActivity(gctx, activities.NameCheckQuery, in).Get(ctx, &dup); err != nil {
+			s.log.Warn("query dedup failed; call skipped", "iteration", iter, "query", c.Query, "error", err)
+			continue
+		}
+		if dup.Duplicate {
+			s.st.Stats.DuplicateCalls++
+			continue
+		}
+		s.st.Stats.WebSearches++
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:  fmt.Sprintf("%s/research/%d/%d", s.id, iter, c.Index),
+			TaskQueue:   s.cfg.Temporal.TaskQueue,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		futures = append(futures, workflow.ExecuteChildWorkflow(cctx, ResearchWorkflow, activities.ResearchInput{
+			SessionID: s.id, Iteration: iter, Call: c, Pressure: s.st.Pressure, TimeLeftS: left, Config: s.cfg,
+		}))
+	}
+	total := 0
+	for _, f := range futures {
+		var r activities.ResearchResult
+		if err := f.Get(ctx, &r); err != nil {
+			s.log.Warn("research run failed", "iteration", iter, "error", err)
+			continue
+		}
+		total += r.NewEvidence
+	}
+	s.st.Stats.NewEvidence += total
+	return total
+}
+
+// observe is step 12: raw signals from the activity, then the EMA trackers
+// and the convergence score in workflow state.
+func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool) error {
+	var o activities.Observation
+	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence}
+	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameObserve, in).Get(ctx, &o); err != nil {
+		return fmt.Errorf("iteration %d observe: %w", iter, err)
+	}
+	st := s.st
+	st.Trackers = st.Trackers.Update(algebra.ObservedScalars{
+		Stability: o.Stability, StabilityConf: o.StabilityConf,
+		Residual: o.Residual, ResidualConf: o.ResidualConf,
+		Eigengap: o.Eigengap, SVDConf: o.SVDConf,
+	}, s.cfg.Algebra.EMAAlpha)
+	conv := algebra.ConvergenceScore(algebra.AgentConvergenceWeights(), o.GA, st.Trackers.Stability.Value, o.Coverage)
+	st.Prev = Signals{
+		Observed: true, GA: o.GA, Coverage: o.Coverage, Novelty: o.Novelty, NEvidence: o.NEvidence,
+		Convergence: conv, Plateau: algebra.PlateauIndicator(conv-st.Prev.Convergence, algebra.DefaultPlateauTol),
+	}
+	if hadCalls {
+		if newEvidence == 0 {
+			st.ZeroYield++
+		} else {
+			st.ZeroYield = 0
+		}
+	}
+	st.Evidence = o.NEvidence
+	st.Iteration = iter
+	s.log.Info("iteration done", "iteration", iter, "task", task, "new_evidence", newEvidence,
+		"convergence", st.Prev.Convergence, "pressure", st.Pressure, "psi", st.Psi)
+	return nil
+}
+
+func withStatus(tasks []activities.TaskInfo, id string, status graph.Status) []activities.TaskInfo {
+	out := append([]activities.TaskInfo(nil), tasks...)
+	for i := range out {
+		if out[i].ShortID == id {
+			out[i].Status = status
+		}
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/din"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// session is one run of the ResearchSession workflow: its input, resolved
+// configuration and the state it carries.
+type session struct {
+	id    string
+	in    SessionInput
+	cfg   config.Config
+	st    *SessionState
+	phase string
+	stop  string
+	log   log.Logger
+}
+
+// ResearchSession is the durable research session: bootstrap → iterate →
+// assemble → finalize. Its state (budget, EMA trackers, previous signals)
+// lives in workflow history, its graph in the graph store.
+func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	if strings.TrimSpace(in.Goal) == "" {
+		return SessionResult{}, invalid("goal is empty")
+	}
+	s := &session{id: id, in: in, st: in.State, phase: "configuring"}
+	s.log = log.With(workflow.GetLogger(ctx), "session", id)
+	if s.st == nil {
+		s.st = &SessionState{}
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, s.progress); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.resolveConfig(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if n := utf8.RuneCountInString(in.Goal); n > s.cfg.Session.GoalMaxChars {
+		return SessionResult{}, invalid(fmt.Sprintf("goal has %d characters, more than session.goal_max_chars = %d", n, s.cfg.Session.GoalMaxChars))
+	}
+	if n := utf8.RuneCountInString(in.Instructions); n > s.cfg.Session.InstructionsMaxChars {
+		return SessionResult{}, invalid(fmt.Sprintf("instructions have %d characters, more than session.instructions_max_chars = %d", n, s.cfg.Session.InstructionsMaxChars))
+	}
+	if !s.st.Bootstrapped {
+		if err := s.bootstrap(ctx); err != nil {
+			return SessionResult{}, err
+		}
+	}
+
+	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
+	reason, err := s.loop(ctx, stopCh)
+	if err != nil {
+		if temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
+			return s.cancelled(ctx, err)
+		}
+		return SessionResult{}, err
+	}
+	if reason == "" { // continue-as-new
+		return SessionResult{}, s.continueAsNew(ctx, stopCh)
+	}
+	s.stop = reason
+	s.log.Info("loop finished", "reason", reason, "iterations", s.st.Iteration, "psi", s.st.Psi)
+	res, err := s.assemble(ctx)
+	if err != nil {
+		if errors.Is(ctx.Err(), workflow.ErrCanceled) {
+			return s.cancelled(ctx, err)
+		}
+		return SessionResult{}, err
+	}
+	return res, nil
+}
+
+func invalid(msg string) error {
+	return temporal.NewNonRetryableApplicationError("invalid input: "+msg, activities.ErrInvalidInput, nil)
+}
+
+// resolveConfig uses the config recorded in the input, or asks the worker to
+// resolve its own with the session's overrides; either way the parameters
+// are fixed in history for the whole session.
+func (s *session) resolveConfig(ctx workflow.Context) error {
+	if s.in.Config != nil {
+		if len(s.in.Params) > 0 {
+			return invalid("give either config or params, not both")
+		}
+		if err := s.in.Config.Validate(); err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrConfig, nil)
+		}
+		s.cfg = *s.in.Config
+		return nil
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         retry(3),
+	})
+	err := workflow.ExecuteActivity(actx, activities.NameResolveConfig, activities.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
+	if err != nil {
+		return fmt.Errorf("resolve config: %w", err)
+	}
+	s.in.Config, s.in.Params = &s.cfg, nil
+	return nil
+}
+
+func (s *session) bootstrap(ctx workflow.Context) error {
+	s.phase = "bootstrap"
+	if err := workflow.ExecuteActivity(probeCtx(ctx, s.cfg), activities.NameHealthCheck, activities.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
+		return fmt.Errorf("health check: %w", err)
+	}
+	var b activities.BootstrapResult
+	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameBootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}).Get(ctx, &b); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	s.st.Bootstrapped = true
+	s.st.Trackers = algebra.InitialTrackers()
+	s.st.Dim = b.Dim
+	s.st.StartedAt = workflow.Now(ctx)
+	s.st.Models = map[string]string{"chat": b.ChatModel, "embed": b.EmbedModel}
+	s.log.Info("session bootstrapped", "dim", b.Dim, "chat_model", b.ChatModel, "embed_model", b.EmbedModel)
+	return nil
+}
+
+// loop runs iterations until a stop reason, or returns "" when the run
+// should continue as new.
+func (s *session) loop(ctx workflow.Context, stopCh workflow.ReceiveChannel) (string, error) {
+	s.phase = "iterating"
+	for {
+		drainStop(stopCh, s.st)
+		if reason := s.checkTermination(ctx); reason != "" {
+			return reason, nil
+		}
+		reason, err := s.iterate(ctx)
+		if err != nil {
+			return "", err
+		}
+		if reason != "" {
+			return reason, nil
+		}
+		s.st.RunIterations++
+		if s.st.RunIterations >= s.cfg.Temporal.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return "", nil
+		}
+	}
+}
+
+func drainStop(ch workflow.ReceiveChannel, st *SessionState) {
+	for {
+		var v any
+		ok, _ := ch.ReceiveAsyncWithMoreFlag(&v)
+		if !ok {
+			return
+		}
+		st.StopRequested = true
+	}
+}
+
+// continueAsNew hands the state to a fresh run once every handler finished
+// and pending signals are folded into the state.
+func (s *session) continueAsNew(ctx workflow.Context, stopCh workflow.ReceiveChannel) error {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	drainStop(stopCh, s.st)
+	st := *s.st
+	st.RunIterations = 0
+	s.log.Info("continuing as new", "iteration", st.Iteration)
+	return workflow.NewContinueAsNewError(ctx, SessionWorkflow, SessionInput{
+		Goal: s.in.Goal, Instructions: s.in.Instructions, Config: &s.cfg, State: &st,
+	})
+}
+
+// cancelled finalizes the graph in a disconnected context, so a cancelled
+// session leaves no ACTIVE task behind, and reports the cancellation.
+func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, error) {
+	s.stop = StopCancelled
+	s.phase = "cancelled"
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	var fin activities.FinalizeResult
+	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id}).Get(dctx, &fin); err != nil {
+		s.log.Error("finalize after cancel failed", "error", err)
+	}
+	return SessionResult{}, cause
+}
+
+func (s *session) progress() (Progress, error) {
+	return Progress{
+		SessionID: s.id, Goal: s.in.Goal, Phase: s.phase, Iteration: s.st.Iteration,
+		MaxIterations: s.cfg.Budget.MaxIterations, CurrentTask: s.st.Current,
+		Pressure: s.st.Pressure, Psi: s.st.Psi, Tasks: s.st.Counts, Evidence: s.st.Evidence,
+		LastOps: s.st.LastOps, StopReason: s.stop, Stats: s.st.Stats,
+	}, nil
+}
+
+// known maps every short id of the session to its status, for validation.
+func known(tasks []activities.TaskInfo) din.Known {
+	k := make(din.Known, len(tasks))
+	for _, t := range tasks {
+		k[t.ShortID] = t.Status
+	}
+	return k
+}
+
+func countStatuses(tasks []activities.TaskInfo) map[string]int {
+	c := map[string]int{}
+	for _, t := range tasks {
+		c[string(t.Status)]++
+	}
+	return c
+}
+
+func rootDone(tasks []activities.TaskInfo) bool {
+	for _, t := range tasks {
+		if t.ShortID == graph.RootShortID {
+			return t.Status == graph.Done
+		}
+	}
+	return false
+}

@@ -1,0 +1,131 @@
+// Package workflows holds the ResearchSession workflow and its WebResearch
+// child. Workflow code is deterministic: it calls algebra and din (pure
+// functions) and gets everything else from activities.
+package workflows
+
+import (
+	"time"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+)
+
+// Workflow type names and query/signal names, as users type them with the
+// temporal CLI.
+const (
+	SessionWorkflow  = "ResearchSession"
+	ResearchWorkflow = "WebResearch"
+	QueryProgress    = "progress"
+	SignalStop       = "stop"
+)
+
+// Stop reasons.
+const (
+	StopRootDone      = "root_done"
+	StopConverged     = "converged"
+	StopNoReadyTasks  = "no_ready_tasks"
+	StopMaxIterations = "max_iterations"
+	StopWallClockCap  = "wall_clock_cap"
+	StopRequested     = "stop_requested"
+	StopCancelled     = "cancelled"
+)
+
+// SessionInput starts a session. Only Goal is required: a session started
+// from the temporal CLI with {"goal": "..."} has its configuration resolved
+// by the worker (ResolveConfig) and recorded in history.
+type SessionInput struct {
+	Goal         string            `json:"goal"`
+	Instructions string            `json:"instructions,omitempty"`
+	Params       map[string]string `json:"params,omitempty"`
+	Config       *config.Config    `json:"config,omitempty"`
+	State        *SessionState     `json:"state,omitempty"` // carried by continue-as-new
+}
+
+// Signals are the previous iteration's scalars the next one decides with.
+type Signals struct {
+	Observed    bool    `json:"observed"`
+	GA          float64 `json:"ga"`
+	Coverage    float64 `json:"coverage"`
+	Novelty     float64 `json:"novelty"`
+	Convergence float64 `json:"convergence"`
+	Plateau     float64 `json:"plateau"` // has the convergence score stopped moving?
+	NEvidence   int     `json:"n_evidence"`
+}
+
+// SessionState is everything the loop carries between iterations and across
+// continue-as-new. It is rebuilt on replay from activity results.
+type SessionState struct {
+	Bootstrapped     bool              `json:"bootstrapped"`
+	Dim              int               `json:"dim"`
+	StartedAt        time.Time         `json:"started_at"`
+	Iteration        int               `json:"iteration"` // iterations completed
+	RunIterations    int               `json:"run_iterations"`
+	Tokens           int               `json:"tokens"`
+	Trackers         algebra.Trackers  `json:"trackers"`
+	Prev             Signals           `json:"prev"`
+	ZeroYield        int               `json:"zero_yield"`
+	ThinkingBudget   int               `json:"thinking_budget"`
+	Pressure         float64           `json:"pressure"`
+	ResourceProgress float64           `json:"resource_progress"`
+	Psi              float64           `json:"psi"`
+	RootDone         bool              `json:"root_done"`
+	StopRequested    bool              `json:"stop_requested"`
+	Stats            Stats             `json:"stats"`
+	Current          string            `json:"current,omitempty"`
+	LastOps          []string          `json:"last_ops,omitempty"`
+	Counts           map[string]int    `json:"counts,omitempty"`
+	Evidence         int               `json:"evidence"`
+	Models           map[string]string `json:"models,omitempty"`
+}
+
+// Stats counts work for the result and for progress.
+type Stats struct {
+	LLMCalls        int   `json:"llm_calls"`
+	RepairCalls     int   `json:"repair_calls"`
+	FailedCalls     int   `json:"failed_calls"`
+	InvalidAnswers  int   `json:"invalid_answers"`
+	AppliedOps      int   `json:"applied_ops"`
+	RolledBack      int   `json:"rolled_back"`
+	WebSearches     int   `json:"web_searches"`
+	DuplicateCalls  int   `json:"duplicate_calls"`
+	NewEvidence     int   `json:"new_evidence"`
+	LLMLatencyMS    int64 `json:"llm_latency_ms"`
+	PromptTokens    int   `json:"prompt_tokens"`
+	CompletionToken int   `json:"completion_tokens"`
+}
+
+// Progress is the answer of the progress query.
+type Progress struct {
+	SessionID     string         `json:"session_id"`
+	Goal          string         `json:"goal"`
+	Phase         string         `json:"phase"`
+	Iteration     int            `json:"iteration"`
+	MaxIterations int            `json:"max_iterations"`
+	CurrentTask   string         `json:"current_task,omitempty"`
+	Pressure      float64        `json:"pressure"`
+	Psi           float64        `json:"psi"`
+	Tasks         map[string]int `json:"tasks,omitempty"`
+	Evidence      int            `json:"evidence"`
+	LastOps       []string       `json:"last_ops,omitempty"`
+	StopReason    string         `json:"stop_reason,omitempty"`
+	Stats         Stats          `json:"stats"`
+}
+
+// SessionResult is the workflow's result.
+type SessionResult struct {
+	SessionID        string              `json:"session_id"`
+	Report           string              `json:"report"`
+	StopReason       string              `json:"stop_reason"`
+	Iterations       int                 `json:"iterations"`
+	Psi              float64             `json:"psi"`
+	Tasks            int                 `json:"tasks"`
+	TasksDone        int                 `json:"tasks_done"`
+	TasksFailed      int                 `json:"tasks_failed"`
+	Evidence         int                 `json:"evidence"`
+	Sources          []activities.Source `json:"sources"`
+	Citations        int                 `json:"citations"`
+	RemovedCitations int                 `json:"removed_citations"`
+	Stats            Stats               `json:"stats"`
+	Models           map[string]string   `json:"models,omitempty"`
+}

@@ -1,0 +1,59 @@
+package workflows
+
+import (
+	"fmt"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/din"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// view builds the DIN-Read view of step 7 from the task structure and the
+// packed evidence: the focus task, its parent, subtasks and siblings, and
+// warn lines (coverage tags, dead ends, siblings, zero-yield hint).
+func (s *session) view(rs activities.ReadStateResult, sel string, packed []activities.Candidate) din.View {
+	byID := make(map[string]activities.TaskInfo, len(rs.Tasks))
+	for _, t := range rs.Tasks {
+		byID[t.ShortID] = t
+	}
+	focus := byID[sel]
+	v := din.View{Goal: s.in.Goal, Tools: []string{"web_search(query)"}}
+	if sel != graph.RootShortID {
+		fl := line(focus)
+		v.Focus = &fl
+	}
+	var w din.WarnInput
+	w.ZeroYield = s.st.ZeroYield
+	// Subtasks of the focus first (most relevant), then its parent, then
+	// siblings: the order din.Render folds into U-shaped zones.
+	for _, t := range rs.Tasks {
+		if t.Parent == sel {
+			v.Tasks = append(v.Tasks, line(t))
+			w.Subtasks = append(w.Subtasks, din.SubtaskCoverage{ShortID: t.ShortID, Description: t.Description, Status: t.Status, Evidence: t.Evidence, Result: t.Result})
+		}
+	}
+	if p, ok := byID[focus.Parent]; ok {
+		v.Tasks = append(v.Tasks, line(p))
+	}
+	for _, t := range rs.Tasks {
+		if t.ShortID == sel || t.Parent != focus.Parent || focus.Parent == "" {
+			continue
+		}
+		v.Tasks = append(v.Tasks, line(t))
+		switch t.Status {
+		case graph.Failed:
+			w.DeadEnds = append(w.DeadEnds, line(t))
+		case graph.Pending, graph.Active:
+			w.Siblings = append(w.Siblings, line(t))
+		}
+	}
+	for i, c := range packed {
+		v.Evidence = append(v.Evidence, din.EvidenceLine{Ref: fmt.Sprintf("e%d", i+1), Task: c.Task, Content: c.Text, Source: c.Source, Title: c.Title})
+	}
+	v.Warns = din.Warnings(w)
+	return v
+}
+
+func line(t activities.TaskInfo) din.TaskLine {
+	return din.TaskLine{ShortID: t.ShortID, Description: t.Description, Status: t.Status, Result: t.Result, Parent: t.Parent, DependsOn: t.DependsOn}
+}
