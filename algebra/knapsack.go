@@ -51,8 +51,8 @@ func Pack(scores []float64, tokens []int, sim func(i, j int) float64, budget int
 	}
 	type cand struct {
 		i      int
-		s      float64
 		cost   int
+		rate   float64 // s_i / tokens_i
 		maxSim float64
 	}
 	// The active list stays in index order (ties → lower index). A
@@ -66,7 +66,7 @@ func Pack(scores []float64, tokens []int, sim func(i, j int) float64, budget int
 			if c <= 0 {
 				c = 1
 			}
-			active = append(active, cand{i: i, s: scores[i], cost: c})
+			active = append(active, cand{i: i, cost: c, rate: scores[i] / float64(c)})
 		}
 	}
 	var out []int
@@ -78,7 +78,7 @@ func Pack(scores []float64, tokens []int, sim func(i, j int) float64, budget int
 			if a.cost > remaining {
 				continue
 			}
-			g := a.s * (1 - beta*a.maxSim) / float64(a.cost)
+			g := a.rate * (1 - beta*a.maxSim)
 			if !(g > 0) {
 				continue
 			}

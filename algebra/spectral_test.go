@@ -431,3 +431,45 @@ func TestSVDSpeedup(t *testing.T) {
 		t.Errorf("speedup %.1f× < 30×", float64(full)/float64(cold))
 	}
 }
+
+// TestSVDRankDeficient: a rank-5 matrix on the Krylov path (the Krylov
+// space exhausts; Gaussian refills keep the basis orthonormal).
+func TestSVDRankDeficient(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	d, rank := 200, 5
+	dirs := make([][]float64, rank)
+	for i := range dirs {
+		dirs[i] = gaussianVec(r, d)
+	}
+	rows := make([][]float64, 500)
+	for i := range rows {
+		row := make([]float64, d)
+		for _, v := range dirs {
+			c := r.NormFloat64()
+			for j := range row {
+				row[j] += c * v[j]
+			}
+		}
+		rows[i] = row
+	}
+	s := ComputeSVD(rows, 8, 1, nil, 3)
+	if s.K != 8 {
+		t.Fatalf("K = %d", s.K)
+	}
+	if e := orthoErr(s); e > 1e-12 {
+		t.Errorf("orthonormality error %g", e)
+	}
+	for i, v := range s.Sigma {
+		if math.IsNaN(v) || (i >= rank && v > 1e-4*s.Sigma[0]) || (i < rank && v < 1e-2*s.Sigma[0]) {
+			t.Errorf("σ = %v", s.Sigma)
+			break
+		}
+	}
+	// the top-5 subspace spans the data directions
+	top := SharedSVD{K: rank, Dim: d, Basis: s.Basis[:rank*d]}
+	for _, v := range dirs {
+		if c := top.Coverage(v); c < 1-1e-6 { // centring keeps the row space
+			t.Errorf("coverage of a data direction = %v", c)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	historypb "go.temporal.io/api/history/v1"
 
@@ -124,6 +125,7 @@ func TestSessionSurvivesKilledWorker(t *testing.T) {
 		t.Fatalf("uninterrupted run stopped by %q", base.res.StopReason)
 	}
 	checkNoDuplicates(t, base)
+	checkPayloads(t, base.history)
 	if os.Getenv("LETHETEST_UPDATE_HISTORY") != "" {
 		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(base.history)
 		if err != nil {
@@ -193,4 +195,20 @@ func replay(t *testing.T, id string, h *historypb.History) {
 	if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
+}
+
+// checkPayloads keeps every history event far below Temporal's 512 KiB
+// payload warning: vectors and page texts must stay inside activities.
+func checkPayloads(t *testing.T, h *historypb.History) {
+	t.Helper()
+	const limit = 64 << 10
+	largest := 0
+	for _, e := range h.Events {
+		n := proto.Size(e)
+		largest = max(largest, n)
+		if n > limit {
+			t.Errorf("history event %d (%s) is %d bytes, over %d", e.EventId, e.EventType, n, limit)
+		}
+	}
+	t.Logf("largest history event: %d bytes of %d events", largest, len(h.Events))
 }
