@@ -10,18 +10,31 @@ import (
 // Config is the resolved parameter tree. It is plain data (JSON-serializable)
 // because it travels in workflow input and is recorded in history.
 type Config struct {
-	Session  Session  `mapstructure:"session" json:"session"`
-	Budget   Budget   `mapstructure:"budget" json:"budget"`
-	Thinking Thinking `mapstructure:"thinking" json:"thinking"`
-	LLM      LLM      `mapstructure:"llm" json:"llm"`
-	Embed    Embed    `mapstructure:"embed" json:"embed"`
-	Algebra  Algebra  `mapstructure:"algebra" json:"algebra"`
-	Context  Context  `mapstructure:"context" json:"context"`
-	Research Research `mapstructure:"research" json:"research"`
-	Assembly Assembly `mapstructure:"assembly" json:"assembly"`
-	DIN      DIN      `mapstructure:"din" json:"din"`
-	Graph    Graph    `mapstructure:"graph" json:"graph"`
-	Temporal Temporal `mapstructure:"temporal" json:"temporal"`
+	Session   Session   `mapstructure:"session" json:"session"`
+	Budget    Budget    `mapstructure:"budget" json:"budget"`
+	Thinking  Thinking  `mapstructure:"thinking" json:"thinking"`
+	LLM       LLM       `mapstructure:"llm" json:"llm"`
+	Embed     Embed     `mapstructure:"embed" json:"embed"`
+	Algebra   Algebra   `mapstructure:"algebra" json:"algebra"`
+	Context   Context   `mapstructure:"context" json:"context"`
+	Research  Research  `mapstructure:"research" json:"research"`
+	Assembly  Assembly  `mapstructure:"assembly" json:"assembly"`
+	DIN       DIN       `mapstructure:"din" json:"din"`
+	Graph     Graph     `mapstructure:"graph" json:"graph"`
+	Temporal  Temporal  `mapstructure:"temporal" json:"temporal"`
+	Control   Control   `mapstructure:"control" json:"control"`
+	Telemetry Telemetry `mapstructure:"telemetry" json:"telemetry"`
+}
+
+type Control struct {
+	MaxExtendIterations int           `mapstructure:"max_extend_iterations" json:"max_extend_iterations"`
+	MaxExtendWallClock  time.Duration `mapstructure:"max_extend_wall_clock" json:"max_extend_wall_clock"`
+	MaxGuideChars       int           `mapstructure:"max_guide_chars" json:"max_guide_chars"`
+	MaxGuides           int           `mapstructure:"max_guides" json:"max_guides"`
+}
+
+type Telemetry struct {
+	MetricsAddr string `mapstructure:"metrics_addr" json:"metrics_addr"`
 }
 
 type Session struct {
@@ -126,14 +139,18 @@ type Graph struct {
 }
 
 type Temporal struct {
-	HostPort         string        `mapstructure:"host_port" json:"host_port"`
-	Namespace        string        `mapstructure:"namespace" json:"namespace"`
-	TaskQueue        string        `mapstructure:"task_queue" json:"task_queue"`
-	LLMQueue         string        `mapstructure:"llm_queue" json:"llm_queue"`
-	ResearchQueue    string        `mapstructure:"research_queue" json:"research_queue"`
-	ContinueEvery    int           `mapstructure:"continue_every" json:"continue_every"`
-	ActivityTimeout  time.Duration `mapstructure:"activity_timeout" json:"activity_timeout"`
-	HeartbeatTimeout time.Duration `mapstructure:"heartbeat_timeout" json:"heartbeat_timeout"`
+	HostPort                   string        `mapstructure:"host_port" json:"host_port"`
+	Namespace                  string        `mapstructure:"namespace" json:"namespace"`
+	TaskQueue                  string        `mapstructure:"task_queue" json:"task_queue"`
+	LLMQueue                   string        `mapstructure:"llm_queue" json:"llm_queue"`
+	ResearchQueue              string        `mapstructure:"research_queue" json:"research_queue"`
+	ContinueEvery              int           `mapstructure:"continue_every" json:"continue_every"`
+	ActivityTimeout            time.Duration `mapstructure:"activity_timeout" json:"activity_timeout"`
+	HeartbeatTimeout           time.Duration `mapstructure:"heartbeat_timeout" json:"heartbeat_timeout"`
+	MaxConcurrentActivities    int           `mapstructure:"max_concurrent_activities" json:"max_concurrent_activities"`
+	MaxConcurrentLLM           int           `mapstructure:"max_concurrent_llm" json:"max_concurrent_llm"`
+	MaxConcurrentResearch      int           `mapstructure:"max_concurrent_research" json:"max_concurrent_research"`
+	MaxConcurrentWorkflowTasks int           `mapstructure:"max_concurrent_workflow_tasks" json:"max_concurrent_workflow_tasks"`
 }
 
 // QueueLLM is the task queue of LLM activities.

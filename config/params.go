@@ -130,6 +130,17 @@ var params = []Param{
 	p("temporal.continue_every", Int, 100, 1, 100000, "continue-as-new after this many iterations in one run"),
 	p("temporal.activity_timeout", Duration, 2*time.Minute, 1, 3600, "start-to-close of store and embedding activities: how long a dead worker holds one"),
 	p("temporal.heartbeat_timeout", Duration, time.Minute, 1, 3600, "heartbeat timeout of streaming and fetching activities"),
+	p("temporal.max_concurrent_activities", Int, 8, 1, 1000, "activities one worker runs at once on the default queue"),
+	p("temporal.max_concurrent_llm", Int, 1, 1, 1000, "LLM calls one worker runs at once: llama.cpp serves one prompt at a time"),
+	p("temporal.max_concurrent_research", Int, 2, 1, 1000, "Fetch/Transcribe activities one worker runs at once (each drives a browser)"),
+	p("temporal.max_concurrent_workflow_tasks", Int, 16, 1, 1000, "workflow tasks one worker runs at once"),
+
+	// control and telemetry
+	p("control.max_extend_iterations", Int, 1000, 1, 100000, "largest extension one extend request may grant"),
+	p("control.max_extend_wall_clock", Duration, 24*time.Hour, 1, 30*24*3600, "largest wall-clock extension one extend request may grant"),
+	p("control.max_guide_chars", Int, 500, 1, 10000, "a guide note is a short steer, not a second prompt"),
+	p("control.max_guides", Int, 8, 1, 100, "guide notes kept; the oldest is dropped beyond this"),
+	p("telemetry.metrics_addr", String, "127.0.0.1:9464", 0, 0, "Prometheus /metrics listen address of the worker; empty disables"),
 }
 
 // Params returns a copy of the parameter table.
