@@ -28,6 +28,9 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 		}
 		return ReasonResult{}, nonRetryable(ErrLLM, fmt.Errorf("reason iteration %d: %w", in.Iteration, err))
 	}
+	m := activity.GetMetricsHandler(ctx)
+	m.Timer("lethe_llm_latency").Record(resp.Latency)
+	m.Counter("lethe_llm_calls_total").Inc(1)
 	lg.Info("LLM answered", "iteration", in.Iteration, "attempt", in.Attempt, "model", resp.Model,
 		"prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
 		"thinking_chars", len(resp.Thinking), "latency_ms", resp.Latency.Milliseconds())

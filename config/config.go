@@ -113,6 +113,28 @@ type Research struct {
 	MaxPageBytes        int           `mapstructure:"max_page_bytes" json:"max_page_bytes"`
 	ChunkChars          int           `mapstructure:"chunk_chars" json:"chunk_chars"`
 	MaxChunksPerPage    int           `mapstructure:"max_chunks_per_page" json:"max_chunks_per_page"`
+	SearxngEngines      string        `mapstructure:"searxng_engines" json:"searxng_engines"`
+	SearxngCategories   string        `mapstructure:"searxng_categories" json:"searxng_categories"`
+	SearxngLanguage     string        `mapstructure:"searxng_language" json:"searxng_language"`
+	SearxngPages        int           `mapstructure:"searxng_pages" json:"searxng_pages"`
+	SearxngTimeout      time.Duration `mapstructure:"searxng_timeout" json:"searxng_timeout"`
+	SearxngRetries      int           `mapstructure:"searxng_retries" json:"searxng_retries"`
+	BrowserPath         string        `mapstructure:"browser_path" json:"browser_path"`
+	BrowserTabs         int           `mapstructure:"browser_tabs" json:"browser_tabs"`
+	PageTimeout         time.Duration `mapstructure:"page_timeout" json:"page_timeout"`
+	AllowLoopback       bool          `mapstructure:"allow_loopback" json:"allow_loopback"`
+	AllowPrivate        bool          `mapstructure:"allow_private" json:"allow_private"`
+	MediaDir            string        `mapstructure:"media_dir" json:"media_dir"`
+	MediaMinBytes       int           `mapstructure:"media_min_bytes" json:"media_min_bytes"`
+	MaxMediaBytes       int           `mapstructure:"max_media_bytes" json:"max_media_bytes"`
+	MaxMediaPerPage     int           `mapstructure:"max_media_per_page" json:"max_media_per_page"`
+	PdftotextPath       string        `mapstructure:"pdftotext_path" json:"pdftotext_path"`
+	PDFMaxPages         int           `mapstructure:"pdf_max_pages" json:"pdf_max_pages"`
+	WhisperURL          string        `mapstructure:"whisper_url" json:"whisper_url"`
+	WhisperTimeout      time.Duration `mapstructure:"whisper_timeout" json:"whisper_timeout"`
+	WhisperTranslate    bool          `mapstructure:"whisper_translate" json:"whisper_translate"`
+	FFmpegPath          string        `mapstructure:"ffmpeg_path" json:"ffmpeg_path"`
+	MaxMediaDuration    time.Duration `mapstructure:"max_media_duration" json:"max_media_duration"`
 }
 
 type Assembly struct {
@@ -147,6 +169,7 @@ type Temporal struct {
 	ContinueEvery              int           `mapstructure:"continue_every" json:"continue_every"`
 	ActivityTimeout            time.Duration `mapstructure:"activity_timeout" json:"activity_timeout"`
 	HeartbeatTimeout           time.Duration `mapstructure:"heartbeat_timeout" json:"heartbeat_timeout"`
+	SearchAttributes           bool          `mapstructure:"search_attributes" json:"search_attributes"`
 	MaxConcurrentActivities    int           `mapstructure:"max_concurrent_activities" json:"max_concurrent_activities"`
 	MaxConcurrentLLM           int           `mapstructure:"max_concurrent_llm" json:"max_concurrent_llm"`
 	MaxConcurrentResearch      int           `mapstructure:"max_concurrent_research" json:"max_concurrent_research"`

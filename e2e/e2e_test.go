@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/workflows"
 )
 
 var (
@@ -72,10 +73,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	ctx := context.Background()
+	args := []string{"--headless", "--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=2000"}
+	for _, a := range workflows.SearchAttributes() {
+		args = append(args, "--search-attribute", a)
+	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: bin,
 		LogLevel:     "error",
-		ExtraArgs:    []string{"--headless", "--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=2000"},
+		ExtraArgs:    args,
+		Stderr:       os.Stderr,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start dev server:", err)

@@ -1,11 +1,15 @@
-// Command worker runs a Lethe worker: it registers the ResearchSession and
-// WebResearch workflows and every activity, with clients wired from config.
+// Command worker runs a Lethe worker: it polls the task queues it is given
+// (all configured queues by default), with the ResearchSession and
+// WebResearch workflows on the workflow queue and the activities on every
+// queue, clients wired from config, and Prometheus metrics on
+// telemetry.metrics_addr.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -19,16 +23,21 @@ import (
 func main() {
 	file := flag.String("config", "", "YAML config file (default $LETHE_CONFIG)")
 	level := flag.String("log-level", "info", "debug, info, warn or error")
+	queues := flag.String("queues", "", "comma-separated task queues to poll (default: all configured: task_queue, llm_queue, research_queue)")
 	flag.Parse()
-	if err := run(*file, *level); err != nil {
+	if err := run(*file, *level, *queues); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
-func run(file, level string) error {
+func run(file, level, queueFlag string) error {
 	src := config.Sources{File: file}
 	cfg, err := config.Load(src)
+	if err != nil {
+		return err
+	}
+	queues, err := service.Queues(cfg, queueFlag)
 	if err != nil {
 		return err
 	}
@@ -46,15 +55,42 @@ func run(file, level string) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.Dial(client.Options{HostPort: cfg.Temporal.HostPort, Namespace: cfg.Temporal.Namespace, Logger: logging.Temporal(z)})
+	metrics, err := service.StartMetrics(cfg.Telemetry.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	defer metrics.Close()
+	c, err := client.Dial(client.Options{
+		HostPort: cfg.Temporal.HostPort, Namespace: cfg.Temporal.Namespace,
+		Logger: logging.Temporal(z), MetricsHandler: metrics.Handler,
+	})
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.Temporal.HostPort, err)
 	}
 	defer c.Close()
-	w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{})
-	service.Register(w, acts)
-	z.Info("worker starting", zap.String("task_queue", cfg.Temporal.TaskQueue), zap.String("temporal", cfg.Temporal.HostPort),
+	workers := service.NewWorkers(c, cfg, queues, acts)
+	z.Info("worker starting", zap.Strings("queues", queues), zap.String("temporal", cfg.Temporal.HostPort),
 		zap.String("llm", cfg.LLM.BaseURL), zap.String("embed", cfg.Embed.BaseURL), zap.String("graph", cfg.Graph.Backend),
-		zap.String("corpus", cfg.Research.CorpusDir))
-	return w.Run(worker.InterruptCh())
+		zap.String("corpus", cfg.Research.CorpusDir), zap.String("metrics", metrics.Addr))
+	return runAll(workers)
+}
+
+// runAll runs every worker until an interrupt; the first failure stops all.
+func runAll(ws []worker.Worker) error {
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			for _, started := range ws[:i] {
+				started.Stop()
+			}
+			return fmt.Errorf("start worker: %w", err)
+		}
+	}
+	<-worker.InterruptCh()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Stop() }()
+	}
+	wg.Wait()
+	return nil
 }

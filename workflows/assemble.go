@@ -16,6 +16,7 @@ import (
 // citations are checked, then finalizes the graph.
 func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	s.phase = "assembling"
+	s.publish(ctx, StatusAssembling)
 	gctx := graphCtx(ctx, s.cfg)
 	var col activities.CollectResult
 	if err := workflow.ExecuteActivity(gctx, activities.NameCollectSection, activities.CollectInput{SessionID: s.id}).Get(ctx, &col); err != nil {

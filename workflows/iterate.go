@@ -24,11 +24,11 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 		return StopRootDone
 	case st.StopRequested:
 		return StopRequested
-	case st.Iteration >= b.MaxIterations:
+	case st.Iteration >= st.maxIterations(b.MaxIterations):
 		return StopMaxIterations
 	}
 	elapsed := workflow.Now(ctx).Sub(st.StartedAt)
-	if elapsed.Seconds() >= b.OOMCap*b.MaxWallClock.Seconds() {
+	if elapsed.Seconds() >= b.OOMCap*st.maxWallClock(b.MaxWallClock).Seconds() {
 		return StopWallClockCap
 	}
 	s.updateBudget(elapsed)
@@ -41,8 +41,8 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 // updateBudget is the budget manager (seed 000 "Budget Management").
 func (s *session) updateBudget(elapsed time.Duration) {
 	st, b := s.st, s.cfg.Budget
-	iterFrac := float64(st.Iteration) / float64(b.MaxIterations)
-	wallFrac := elapsed.Seconds() / b.MaxWallClock.Seconds()
+	iterFrac := float64(st.Iteration) / float64(st.maxIterations(b.MaxIterations))
+	wallFrac := elapsed.Seconds() / st.maxWallClock(b.MaxWallClock).Seconds()
 	st.ResourceProgress = algebra.ResourceProgress(iterFrac, wallFrac)
 	conv := algebra.ZeroYieldBoost(st.Prev.Convergence, st.ZeroYield)
 	st.Pressure = algebra.BudgetHorizon(algebra.AcceleratedProgress(st.ResourceProgress, conv), b.Alpha)
@@ -66,12 +66,13 @@ func (s *session) updateBudget(elapsed time.Duration) {
 func (s *session) iterate(ctx workflow.Context) (string, error) {
 	iter := s.st.Iteration + 1
 	gctx := graphCtx(ctx, s.cfg)
+	tokensBefore := s.st.Tokens
 
 	var rs activities.ReadStateResult
-	if err := workflow.ExecuteActivity(gctx, activities.NameReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}).Get(ctx, &rs); err != nil {
+	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: read ready set", iter), activities.NameReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}).Get(ctx, &rs); err != nil {
 		return "", fmt.Errorf("iteration %d read state: %w", iter, err)
 	}
-	s.st.Counts, s.st.Evidence = countStatuses(rs.Tasks), rs.Evidence
+	s.st.Counts, s.st.Evidence, s.st.Tasks = countStatuses(rs.Tasks), rs.Evidence, rs.Tasks
 	if rootDone(rs.Tasks) {
 		s.st.RootDone = true
 		return StopRootDone, nil
@@ -82,17 +83,18 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 
 	sel := s.selectTask(rs)
 	s.st.Current = sel
-	if err := workflow.ExecuteActivity(gctx, activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}).Get(ctx, nil); err != nil {
 		return "", fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
 	}
-	if err := workflow.ExecuteActivity(gctx, activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}).Get(ctx, nil); err != nil {
 		return "", fmt.Errorf("iteration %d sync similar: %w", iter, err)
 	}
 	var ex activities.ExpandResult
-	if err := workflow.ExecuteActivity(gctx, activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}).Get(ctx, &ex); err != nil {
+	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}).Get(ctx, &ex); err != nil {
 		return "", fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	user := din.Render(s.view(rs, sel, s.pack(ex)))
+	s.st.Guides = nil // shown in this DIN-Read
 
 	tasks := withStatus(rs.Tasks, sel, graph.Active)
 	ops, ok := s.reason(ctx, iter, user, known(tasks))
@@ -100,7 +102,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	if ok {
 		var out activities.ApplyOutput
 		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold}
-		if err := workflow.ExecuteActivity(gctx, activities.NameApplyOps, in).Get(ctx, &out); err != nil {
+		if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), activities.NameApplyOps, in).Get(ctx, &out); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
 		}
 		s.st.LastOps = out.Summary
@@ -117,11 +119,11 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		}
 	}
 	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
-		if err := workflow.ExecuteActivity(gctx, activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}).Get(ctx, nil); err != nil {
 			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
 		}
 	}
-	return "", s.observe(ctx, iter, sel, newEvidence, hadCalls)
+	return "", s.observe(ctx, iter, sel, newEvidence, hadCalls, s.st.Tokens-tokensBefore)
 }
 
 // selectTask is step 3: warp → goal alignment → evidence deficit → rank.
@@ -186,7 +188,6 @@ func sortByScore(idx []int, scores []float64) {
 // with a halved thinking budget per attempt. ok is false when the call
 // failed or no valid answer came back.
 func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Known) ([]din.Op, bool) {
-	lctx := llmCtx(ctx, s.cfg)
 	lim := din.DefaultLimits()
 	lim.MaxOps, lim.MaxStringLen = s.cfg.DIN.MaxOps, s.cfg.DIN.MaxStringChars
 	budget := s.st.ThinkingBudget
@@ -197,6 +198,7 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 			ThinkingBudget: budget, MaxTokens: s.cfg.Thinking.OutputTokens, Schema: s.cfg.LLM.JSONSchema,
 		}
 		var out activities.ReasonResult
+		lctx := summarized(llmCtx(ctx, s.cfg), "iteration %d: reason (attempt %d, thinking %d)", iter, attempt, budget)
 		s.st.Stats.LLMCalls++
 		if attempt > 0 {
 			s.st.Stats.RepairCalls++
@@ -231,11 +233,11 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 	gctx := graphCtx(ctx, s.cfg)
 	var futures []workflow.ChildWorkflowFuture
 	elapsed := workflow.Now(ctx).Sub(s.st.StartedAt)
-	left := math.Max(0, s.cfg.Budget.MaxWallClock.Seconds()-elapsed.Seconds())
+	left := math.Max(0, s.st.maxWallClock(s.cfg.Budget.MaxWallClock).Seconds()-elapsed.Seconds())
 	for _, c := range calls {
 		var dup activities.CheckQueryResult
 		in := activities.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
-		if err := workflow.ExecuteActivity(gctx, activities.NameCheckQuery, in).Get(ctx, &dup); err != nil {
+		if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), activities.NameCheckQuery, in).Get(ctx, &dup); err != nil {
 			s.log.Warn("query dedup failed; call skipped", "iteration", iter, "query", c.Query, "error", err)
 			continue
 		}
@@ -245,9 +247,10 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 		}
 		s.st.Stats.WebSearches++
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:  fmt.Sprintf("%s/research/%d/%d", s.id, iter, c.Index),
-			TaskQueue:   s.cfg.Temporal.TaskQueue,
-			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+			WorkflowID:    fmt.Sprintf("%s/research/%d/%d", s.id, iter, c.Index),
+			TaskQueue:     s.cfg.Temporal.TaskQueue,
+			RetryPolicy:   &temporal.RetryPolicy{MaximumAttempts: 1},
+			StaticSummary: fmt.Sprintf("web_search %q for %s", c.Query, c.Task),
 		})
 		futures = append(futures, workflow.ExecuteChildWorkflow(cctx, ResearchWorkflow, activities.ResearchInput{
 			SessionID: s.id, Iteration: iter, Call: c, Pressure: s.st.Pressure, TimeLeftS: left, Config: s.cfg,
@@ -268,10 +271,10 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 
 // observe is step 12: raw signals from the activity, then the EMA trackers
 // and the convergence score in workflow state.
-func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool) error {
+func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int) error {
 	var o activities.Observation
 	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence}
-	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameObserve, in).Get(ctx, &o); err != nil {
+	if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), activities.NameObserve, in).Get(ctx, &o); err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
 	}
 	st := s.st
@@ -294,6 +297,8 @@ func (s *session) observe(ctx workflow.Context, iter int, task string, newEviden
 	}
 	st.Evidence = o.NEvidence
 	st.Iteration = iter
+	s.metrics(ctx, newEvidence, tokens)
+	s.publish(ctx, StatusRunning)
 	s.log.Info("iteration done", "iteration", iter, "task", task, "new_evidence", newEvidence,
 		"convergence", st.Prev.Convergence, "pressure", st.Pressure, "psi", st.Psi)
 	return nil

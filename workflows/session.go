@@ -43,7 +43,7 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 	if s.st == nil {
 		s.st = &SessionState{}
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, s.progress); err != nil {
+	if err := s.registerControl(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if err := s.resolveConfig(ctx); err != nil {
@@ -75,6 +75,9 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 	s.stop = reason
 	s.log.Info("loop finished", "reason", reason, "iterations", s.st.Iteration, "psi", s.st.Psi)
 	res, err := s.assemble(ctx)
+	if err == nil {
+		s.publish(ctx, StatusDone)
+	}
 	if err != nil {
 		if errors.Is(ctx.Err(), workflow.ErrCanceled) {
 			return s.cancelled(ctx, err)
@@ -116,11 +119,11 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 
 func (s *session) bootstrap(ctx workflow.Context) error {
 	s.phase = "bootstrap"
-	if err := workflow.ExecuteActivity(probeCtx(ctx, s.cfg), activities.NameHealthCheck, activities.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), activities.NameHealthCheck, activities.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
 		return fmt.Errorf("health check: %w", err)
 	}
 	var b activities.BootstrapResult
-	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameBootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}).Get(ctx, &b); err != nil {
+	if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), activities.NameBootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}).Get(ctx, &b); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	s.st.Bootstrapped = true
@@ -128,6 +131,7 @@ func (s *session) bootstrap(ctx workflow.Context) error {
 	s.st.Dim = b.Dim
 	s.st.StartedAt = workflow.Now(ctx)
 	s.st.Models = map[string]string{"chat": b.ChatModel, "embed": b.EmbedModel}
+	s.publish(ctx, StatusRunning)
 	s.log.Info("session bootstrapped", "dim", b.Dim, "chat_model", b.ChatModel, "embed_model", b.EmbedModel)
 	return nil
 }
@@ -175,6 +179,7 @@ func (s *session) continueAsNew(ctx workflow.Context, stopCh workflow.ReceiveCha
 	drainStop(stopCh, s.st)
 	st := *s.st
 	st.RunIterations = 0
+	st.Runs++
 	s.log.Info("continuing as new", "iteration", st.Iteration)
 	return workflow.NewContinueAsNewError(ctx, SessionWorkflow, SessionInput{
 		Goal: s.in.Goal, Instructions: s.in.Instructions, Config: &s.cfg, State: &st,
@@ -187,6 +192,7 @@ func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, e
 	s.stop = StopCancelled
 	s.phase = "cancelled"
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	s.publish(dctx, StatusCancelled)
 	var fin activities.FinalizeResult
 	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id}).Get(dctx, &fin); err != nil {
 		s.log.Error("finalize after cancel failed", "error", err)
@@ -197,7 +203,8 @@ func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, e
 func (s *session) progress() (Progress, error) {
 	return Progress{
 		SessionID: s.id, Goal: s.in.Goal, Phase: s.phase, Iteration: s.st.Iteration,
-		MaxIterations: s.cfg.Budget.MaxIterations, CurrentTask: s.st.Current,
+		MaxIterations: s.st.maxIterations(s.cfg.Budget.MaxIterations), CurrentTask: s.st.Current,
+		MaxWallClock: s.st.maxWallClock(s.cfg.Budget.MaxWallClock).String(), Runs: s.st.Runs, Guides: s.st.Guides,
 		Pressure: s.st.Pressure, Psi: s.st.Psi, Tasks: s.st.Counts, Evidence: s.st.Evidence,
 		LastOps: s.st.LastOps, StopReason: s.stop, Stats: s.st.Stats,
 	}, nil

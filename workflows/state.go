@@ -17,7 +17,11 @@ const (
 	SessionWorkflow  = "ResearchSession"
 	ResearchWorkflow = "WebResearch"
 	QueryProgress    = "progress"
+	QueryTree        = "tree"
+	QueryState       = "state"
 	SignalStop       = "stop"
+	UpdateExtend     = "extend"
+	UpdateGuide      = "guide"
 )
 
 // Stop reasons.
@@ -56,27 +60,40 @@ type Signals struct {
 // SessionState is everything the loop carries between iterations and across
 // continue-as-new. It is rebuilt on replay from activity results.
 type SessionState struct {
-	Bootstrapped     bool              `json:"bootstrapped"`
-	Dim              int               `json:"dim"`
-	StartedAt        time.Time         `json:"started_at"`
-	Iteration        int               `json:"iteration"` // iterations completed
-	RunIterations    int               `json:"run_iterations"`
-	Tokens           int               `json:"tokens"`
-	Trackers         algebra.Trackers  `json:"trackers"`
-	Prev             Signals           `json:"prev"`
-	ZeroYield        int               `json:"zero_yield"`
-	ThinkingBudget   int               `json:"thinking_budget"`
-	Pressure         float64           `json:"pressure"`
-	ResourceProgress float64           `json:"resource_progress"`
-	Psi              float64           `json:"psi"`
-	RootDone         bool              `json:"root_done"`
-	StopRequested    bool              `json:"stop_requested"`
-	Stats            Stats             `json:"stats"`
-	Current          string            `json:"current,omitempty"`
-	LastOps          []string          `json:"last_ops,omitempty"`
-	Counts           map[string]int    `json:"counts,omitempty"`
-	Evidence         int               `json:"evidence"`
-	Models           map[string]string `json:"models,omitempty"`
+	Bootstrapped     bool                  `json:"bootstrapped"`
+	Dim              int                   `json:"dim"`
+	StartedAt        time.Time             `json:"started_at"`
+	Iteration        int                   `json:"iteration"` // iterations completed
+	RunIterations    int                   `json:"run_iterations"`
+	Tokens           int                   `json:"tokens"`
+	Trackers         algebra.Trackers      `json:"trackers"`
+	Prev             Signals               `json:"prev"`
+	ZeroYield        int                   `json:"zero_yield"`
+	ThinkingBudget   int                   `json:"thinking_budget"`
+	Pressure         float64               `json:"pressure"`
+	ResourceProgress float64               `json:"resource_progress"`
+	Psi              float64               `json:"psi"`
+	RootDone         bool                  `json:"root_done"`
+	StopRequested    bool                  `json:"stop_requested"`
+	Stats            Stats                 `json:"stats"`
+	Current          string                `json:"current,omitempty"`
+	LastOps          []string              `json:"last_ops,omitempty"`
+	Counts           map[string]int        `json:"counts,omitempty"`
+	Evidence         int                   `json:"evidence"`
+	Models           map[string]string     `json:"models,omitempty"`
+	ExtraIterations  int                   `json:"extra_iterations,omitempty"` // granted by extend
+	ExtraWallClock   time.Duration         `json:"extra_wall_clock,omitempty"` // granted by extend
+	Guides           []string              `json:"guides,omitempty"`           // user notes for the next DIN-Read
+	Tasks            []activities.TaskInfo `json:"tasks,omitempty"`            // the task tree as last read
+	Runs             int                   `json:"runs,omitempty"`             // continue-as-new count
+}
+
+// MaxIterations is the iteration budget including extensions.
+func (st *SessionState) maxIterations(base int) int { return base + st.ExtraIterations }
+
+// maxWallClock is the wall-clock budget including extensions.
+func (st *SessionState) maxWallClock(base time.Duration) time.Duration {
+	return base + st.ExtraWallClock
 }
 
 // Stats counts work for the result and for progress.
@@ -102,6 +119,9 @@ type Progress struct {
 	Phase         string         `json:"phase"`
 	Iteration     int            `json:"iteration"`
 	MaxIterations int            `json:"max_iterations"`
+	MaxWallClock  string         `json:"max_wall_clock"`
+	Runs          int            `json:"runs"`
+	Guides        []string       `json:"pending_guides,omitempty"`
 	CurrentTask   string         `json:"current_task,omitempty"`
 	Pressure      float64        `json:"pressure"`
 	Psi           float64        `json:"psi"`

@@ -50,6 +50,7 @@ func (s *session) view(rs activities.ReadStateResult, sel string, packed []activ
 	for i, c := range packed {
 		v.Evidence = append(v.Evidence, din.EvidenceLine{Ref: fmt.Sprintf("e%d", i+1), Task: c.Task, Content: c.Text, Source: c.Source, Title: c.Title})
 	}
+	v.Guide = s.st.Guides
 	v.Warns = din.Warnings(w)
 	return v
 }

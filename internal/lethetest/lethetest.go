@@ -49,6 +49,7 @@ func Params(modelURL, dir string) map[string]string {
 		"thinking.max_tokens":        "1024",
 		"research.batch_size":        "2",
 		"research.max_pages":         "4",
+		"telemetry.metrics_addr":     "",
 	}
 }
 

@@ -1,0 +1,118 @@
+package service
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uber-go/tally/v4"
+	tallyprom "github.com/uber-go/tally/v4/prometheus"
+	sdktally "go.temporal.io/sdk/contrib/tally"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+)
+
+// Queues returns the task queues a worker polls: the named ones (validated
+// against the configured queues), or all configured queues when none is
+// named. The workflow queue is task_queue; LLM and research activities go to
+// llm_queue and research_queue when those are set.
+func Queues(cfg config.Config, flag string) ([]string, error) {
+	known := []string{cfg.Temporal.TaskQueue}
+	for _, q := range []string{cfg.Temporal.QueueLLM(), cfg.Temporal.QueueResearch()} {
+		if !slices.Contains(known, q) {
+			known = append(known, q)
+		}
+	}
+	if strings.TrimSpace(flag) == "" {
+		return known, nil
+	}
+	var out []string
+	for _, q := range strings.Split(flag, ",") {
+		q = strings.TrimSpace(q)
+		if q == "" || slices.Contains(out, q) {
+			continue
+		}
+		if !slices.Contains(known, q) {
+			return nil, fmt.Errorf("--queues: %q is not a configured queue (temporal.task_queue, llm_queue, research_queue: %s)", q, strings.Join(known, ", "))
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// NewWorkers creates one worker per queue with that queue's concurrency
+// limits. Workflows run on the workflow queue only; every queue can run
+// every activity, the workflow routes each to its capability's queue.
+func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activities.Activities) []worker.Worker {
+	var ws []worker.Worker
+	for _, q := range queues {
+		opts := worker.Options{
+			MaxConcurrentActivityExecutionSize:     cfg.Temporal.MaxConcurrentActivities,
+			MaxConcurrentWorkflowTaskExecutionSize: cfg.Temporal.MaxConcurrentWorkflowTasks,
+			DisableWorkflowWorker:                  q != cfg.Temporal.TaskQueue,
+		}
+		switch q {
+		case cfg.Temporal.TaskQueue:
+		case cfg.Temporal.QueueLLM():
+			opts.MaxConcurrentActivityExecutionSize = cfg.Temporal.MaxConcurrentLLM
+		case cfg.Temporal.QueueResearch():
+			opts.MaxConcurrentActivityExecutionSize = cfg.Temporal.MaxConcurrentResearch
+		}
+		w := worker.New(c, q, opts)
+		Register(w, a)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// Metrics is the worker's Prometheus endpoint: the SDK's metrics (through
+// tally) and ours (recorded with the SDK's metrics handler in workflows and
+// activities) under one /metrics.
+type Metrics struct {
+	Handler client.MetricsHandler
+	Addr    string // actual listen address
+	close   func()
+}
+
+// Close stops the endpoint and flushes the scope.
+func (m *Metrics) Close() {
+	if m != nil && m.close != nil {
+		m.close()
+	}
+}
+
+// StartMetrics serves /metrics on addr ("" disables: a no-op handler).
+func StartMetrics(addr string) (*Metrics, error) {
+	if addr == "" {
+		return &Metrics{Handler: client.MetricsNopHandler}, nil
+	}
+	reg := prometheus.NewRegistry()
+	reporter := tallyprom.NewReporter(tallyprom.Options{Registerer: reg})
+	scope, closer := tally.NewRootScope(tally.ScopeOptions{
+		CachedReporter:  reporter,
+		Separator:       tallyprom.DefaultSeparator,
+		SanitizeOptions: &sdktally.PrometheusSanitizeOptions,
+	}, time.Second)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		closer.Close()
+		return nil, fmt.Errorf("metrics listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return &Metrics{
+		Handler: sdktally.NewMetricsHandler(scope),
+		Addr:    ln.Addr().String(),
+		close:   func() { srv.Close(); closer.Close() },
+	}, nil
+}

@@ -1,0 +1,126 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Search attributes upserted every iteration, so that
+// temporal workflow list --query 'LetheStatus="running"' works. They must be
+// registered on the namespace (make run and the tests do it on the dev
+// server; README shows the command for a real cluster).
+var (
+	AttrStatus    = temporal.NewSearchAttributeKeyKeyword("LetheStatus")
+	AttrIteration = temporal.NewSearchAttributeKeyInt64("LetheIteration")
+	AttrPressure  = temporal.NewSearchAttributeKeyFloat64("LethePressure")
+	AttrPsi       = temporal.NewSearchAttributeKeyFloat64("LethePsi")
+	AttrTasksDone = temporal.NewSearchAttributeKeyInt64("LetheTasksDone")
+	// A Double because the dev server's SQLite visibility store allows only
+	// three Int attributes per namespace.
+	AttrTasksTotal = temporal.NewSearchAttributeKeyFloat64("LetheTasksTotal")
+	AttrEvidence   = temporal.NewSearchAttributeKeyInt64("LetheEvidence")
+)
+
+// SearchAttributes lists every attribute with its type, in the form
+// `temporal operator search-attribute create` and start-dev take.
+func SearchAttributes() []string {
+	return []string{"LetheStatus=Keyword", "LetheIteration=Int", "LethePressure=Double", "LethePsi=Double",
+		"LetheTasksDone=Int", "LetheTasksTotal=Double", "LetheEvidence=Int"}
+}
+
+// Session statuses of LetheStatus.
+const (
+	StatusRunning    = "running"
+	StatusAssembling = "assembling"
+	StatusDone       = "done"
+	StatusCancelled  = "cancelled"
+	StatusFailed     = "failed"
+)
+
+// publish upserts the search attributes and the workflow's current details
+// (the Markdown the UI shows on the workflow page) and records our metrics.
+// Visibility must never break a session: an upsert error is logged only.
+func (s *session) publish(ctx workflow.Context, status string) {
+	done, total := s.st.Counts["DONE"], 0
+	for _, n := range s.st.Counts {
+		total += n
+	}
+	if s.cfg.Temporal.SearchAttributes {
+		err := workflow.UpsertTypedSearchAttributes(ctx,
+			AttrStatus.ValueSet(status),
+			AttrIteration.ValueSet(int64(s.st.Iteration)),
+			AttrPressure.ValueSet(s.st.Pressure),
+			AttrPsi.ValueSet(s.st.Psi),
+			AttrTasksDone.ValueSet(int64(done)),
+			AttrTasksTotal.ValueSet(float64(total)),
+			AttrEvidence.ValueSet(int64(s.st.Evidence)),
+		)
+		if err != nil {
+			s.log.Warn("search attribute upsert failed", "error", err)
+		}
+	}
+	workflow.SetCurrentDetails(ctx, s.details(status))
+}
+
+// details is the Markdown shown as the workflow's current details.
+func (s *session) details(status string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Lethe research session: %s\n\n", status)
+	fmt.Fprintf(&b, "**Goal:** %s\n\n", s.in.Goal)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| iteration | %d of %d |\n", s.st.Iteration, s.st.maxIterations(s.cfg.Budget.MaxIterations))
+	if s.st.Current != "" {
+		fmt.Fprintf(&b, "| current task | `%s` |\n", s.st.Current)
+	}
+	fmt.Fprintf(&b, "| tasks | %s |\n", statusLine(s.st.Counts))
+	fmt.Fprintf(&b, "| evidence | %d |\n", s.st.Evidence)
+	fmt.Fprintf(&b, "| pressure / ψ | %.2f / %.2f |\n", s.st.Pressure, s.st.Psi)
+	if s.stop != "" {
+		fmt.Fprintf(&b, "| stop reason | %s |\n", s.stop)
+	}
+	if len(s.st.LastOps) > 0 {
+		b.WriteString("\n**Last operations**\n\n")
+		for _, op := range s.st.LastOps {
+			fmt.Fprintf(&b, "- %s\n", op)
+		}
+	}
+	return b.String()
+}
+
+func statusLine(c map[string]int) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", strings.ToLower(k), c[k]))
+	}
+	if len(parts) == 0 {
+		return "none yet"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// summarized sets the one-line summary the UI shows for the next activity.
+func summarized(ctx workflow.Context, format string, args ...any) workflow.Context {
+	opts := workflow.GetActivityOptions(ctx)
+	opts.Summary = fmt.Sprintf(format, args...)
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
+// metrics records the iteration's numbers on the SDK's metrics handler
+// (exported by the worker as Prometheus); the SDK drops them during replay.
+func (s *session) metrics(ctx workflow.Context, newEvidence, tokens int) {
+	m := workflow.GetMetricsHandler(ctx)
+	m.Counter("lethe_iterations_total").Inc(1)
+	m.Counter("lethe_evidence_new_total").Inc(int64(newEvidence))
+	m.Counter("lethe_llm_tokens_total").Inc(int64(tokens))
+	m.Gauge("lethe_psi").Update(s.st.Psi)
+	m.Gauge("lethe_pressure").Update(s.st.Pressure)
+}
