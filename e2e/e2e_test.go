@@ -109,7 +109,7 @@ type workerProc struct {
 	params map[string]string
 }
 
-func startWorker(t *testing.T, params map[string]string) *workerProc {
+func startWorker(t *testing.T, params map[string]string, args ...string) *workerProc {
 	t.Helper()
 	p := map[string]string{"temporal.host_port": hostPort}
 	for k, v := range params {
@@ -119,7 +119,7 @@ func startWorker(t *testing.T, params map[string]string) *workerProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(workerBin, "-log-level", "warn")
+	cmd := exec.Command(workerBin, append([]string{"-log-level", "warn"}, args...)...)
 	cmd.Env = lethetest.Env(p)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -113,11 +113,29 @@ func followProgress(ctx context.Context, c client.Client, id string, done <-chan
 		if v.Get(&p) != nil {
 			continue
 		}
-		line := fmt.Sprintf("[%s] iteration %d/%d task=%s tasks=%v evidence=%d pressure=%.2f psi=%.2f",
-			p.Phase, p.Iteration, p.MaxIterations, p.CurrentTask, p.Tasks, p.Evidence, p.Pressure, p.Psi)
+		line := fmt.Sprintf("%s %-10s iteration %d/%d  task %-12s done %d/%d  evidence %d  pressure %.2f  ψ %.2f",
+			bar(p.Iteration, p.MaxIterations, 24), p.Phase, p.Iteration, p.MaxIterations, p.CurrentTask,
+			p.Tasks["DONE"], total(p.Tasks), p.Evidence, p.Pressure, p.Psi)
 		if line != last {
 			fmt.Fprintln(os.Stderr, line)
 			last = line
 		}
 	}
+}
+
+// bar draws a fixed-width progress bar of n out of max.
+func bar(n, max, width int) string {
+	if max <= 0 {
+		max = 1
+	}
+	full := min(width, n*width/max)
+	return "[" + strings.Repeat("#", full) + strings.Repeat(".", width-full) + "]"
+}
+
+func total(m map[string]int) int {
+	t := 0
+	for _, n := range m {
+		t += n
+	}
+	return t
 }
