@@ -149,7 +149,7 @@ var params = []Param{
 	p("temporal.task_queue", String, "lethe", 0, 0, "workflow and default activity task queue"),
 	p("temporal.llm_queue", String, "", 0, 0, "task queue of LLM activities; empty = task_queue"),
 	p("temporal.research_queue", String, "", 0, 0, "task queue of Fetch/Transcribe; empty = task_queue"),
-	p("temporal.continue_every", Int, 100, 1, 100000, "continue-as-new after this many iterations in one run"),
+	p("temporal.continue_every", Int, 50, 1, 100000, "continue-as-new after this many iterations in one run"),
 	p("temporal.activity_timeout", Duration, 2*time.Minute, 1, 3600, "start-to-close of store and embedding activities: how long a dead worker holds one"),
 	p("temporal.heartbeat_timeout", Duration, time.Minute, 1, 3600, "heartbeat timeout of streaming and fetching activities"),
 	p("temporal.search_attributes", Bool, true, 0, 0, "upsert LetheStatus etc. each iteration (register them on the namespace first)"),
