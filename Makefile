@@ -11,7 +11,7 @@ RUN_DIR ?= $(CURDIR)/lethe-data
 CORPUS ?= $(CURDIR)/testdata/corpus
 export TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: all build temporal workflowcheck check test test-short run devserver worker clean
+.PHONY: all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop
 
 all: build
 
@@ -54,6 +54,14 @@ test-short:
 run: $(TEMPORAL) temporal
 	@mkdir -p $(RUN_DIR)
 	@bash scripts/run.sh "$(GOAL)" "$(RUN_DIR)" "$(CORPUS)"
+
+# A real Neo4j 5 server without Docker (Maven artifacts + tools/neo4j launcher),
+# Bolt on 127.0.0.1:7687 (NEO4J_PORT), data in lethe-data/neo4j; see docs/neo4j.md.
+neo4j:
+	@bash scripts/neo4j.sh start
+
+neo4j-stop:
+	@bash scripts/neo4j.sh stop
 
 clean:
 	rm -rf bin lethe-data

@@ -31,6 +31,15 @@ type Activities struct {
 	Corpus *research.Corpus // nil when no local corpus is configured
 	HTTP   *http.Client
 	Policy research.URLPolicy
+	// Research clients, built by InitResearch (activities/research.go):
+	// Web is the policy-enforcing HTTP fetcher (PDFs, media, pages when no
+	// browser); Browser is headless Chromium (nil: no browser on this
+	// worker); Search is SearXNG (nil: research.searxng_url empty); STT is
+	// ffmpeg + whisper.cpp (nil: research.whisper_url empty).
+	Web     *research.HTTPFetcher
+	Browser *research.Browser
+	Search  *research.SearXNG
+	STT     *research.Transcriber
 	// Sources are where the worker's tree came from; ResolveConfig loads
 	// them again with a session's overrides on top.
 	Sources config.Sources

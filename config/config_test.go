@@ -41,7 +41,7 @@ func TestLoadLayers(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "lethe.yaml")
 	os.WriteFile(file, []byte("budget:\n  max_iterations: 40\n  max_wall_clock: 45m\nllm:\n  base_url: http://gpu:8080\n"), 0o644)
-	c, err := Load(Sources{File: file, Env: []string{"LETHE_BUDGET_MAX_ITERATIONS=50", "HOME=/root"},
+	c, err := Load(Sources{File: file, Env: []string{"LETHE_BUDGET_MAX_ITERATIONS=50", "HOME=/root", "LETHE_CACHE=/c", "LETHE_TEST_NEO4J_URI=bolt://x"},
 		Overrides: map[string]string{"thinking.min_tokens": "100"}})
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,14 @@ import (
 // LETHE_BUDGET_MAX_ITERATIONS.
 const EnvPrefix = "LETHE_"
 
-// EnvFile names the environment variable holding the YAML file path; it is
-// the one LETHE_* variable that is not a parameter.
+// EnvFile names the environment variable holding the YAML file path.
 const EnvFile = "LETHE_CONFIG"
+
+// notParams are LETHE_* variables of the tooling, not parameters: the cache
+// directory of scripts and CI, and test switches (LETHE_TEST_*).
+func notParam(name string) bool {
+	return name == EnvFile || name == "LETHE_CACHE" || strings.HasPrefix(name, "LETHE_TEST_")
+}
 
 // Sources says where Load reads from. Zero values mean: no file, process
 // environment.
@@ -123,7 +128,7 @@ func envOverrides(env []string) (map[string]string, error) {
 	var unknown []string
 	for _, kv := range env {
 		k, val, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(k, EnvPrefix) || k == EnvFile {
+		if !ok || !strings.HasPrefix(k, EnvPrefix) || notParam(k) {
 			continue
 		}
 		key, known := names[k]

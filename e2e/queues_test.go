@@ -60,7 +60,7 @@ func TestThreeWorkersThreeQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	id := fmt.Sprintf("q3-%d", time.Now().UnixNano())
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
@@ -72,6 +72,14 @@ func TestThreeWorkersThreeQueues(t *testing.T) {
 	if err := run.Get(ctx, &res); err != nil {
 		for _, w := range byQueue {
 			w.dumpLog(t)
+		}
+		if d, derr := c.DescribeWorkflowExecution(context.Background(), id, ""); derr == nil {
+			for _, pa := range d.GetPendingActivities() {
+				t.Logf("pending %s attempt %d: %s", pa.GetActivityType().GetName(), pa.GetAttempt(), pa.GetLastFailure().GetMessage())
+			}
+			for _, pc := range d.GetPendingChildren() {
+				t.Logf("pending child %s", pc.GetWorkflowId())
+			}
 		}
 		t.Fatal(err)
 	}

@@ -50,6 +50,9 @@ type CorpusConfig struct {
 	// MaxFileBytes: larger files are skipped by the index and refused by
 	// Open. Default 8 MiB.
 	MaxFileBytes int64
+	// MaxMediaBytes is MaxFileBytes for audio and video files (which are
+	// not read for indexing, only transcribed later). Default 512 MiB.
+	MaxMediaBytes int64
 	// RecheckInterval: Search compares the corpus fingerprint (relative
 	// paths, sizes and modification times of the indexable files) with the
 	// indexed one at most this often. 0 (the default) checks on every
@@ -86,6 +89,7 @@ type Corpus struct {
 	root     string // absolute, symlinks resolved
 	exts     map[string]Extractor
 	maxBytes int64
+	maxMedia int64
 	recheck  time.Duration
 	workers  int
 	now      func() time.Time
@@ -160,6 +164,7 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		root:     resolved,
 		exts:     exts,
 		maxBytes: cfg.MaxFileBytes,
+		maxMedia: cfg.MaxMediaBytes,
 		recheck:  cfg.RecheckInterval,
 		workers:  cfg.Workers,
 		now:      time.Now,
@@ -167,6 +172,9 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 	}
 	if c.maxBytes == 0 {
 		c.maxBytes = DefaultMaxFileBytes
+	}
+	if c.maxMedia <= 0 {
+		c.maxMedia = 512 << 20
 	}
 	if c.workers <= 0 {
 		c.workers = min(runtime.GOMAXPROCS(0), 8)
@@ -465,8 +473,8 @@ func fingerprint(files []fileStat) uint64 {
 
 func (c *Corpus) extractEntry(root *os.Root, f fileStat) *fileEntry {
 	e := &fileEntry{rel: f.rel, size: f.size, mtime: f.mtime}
-	if f.size > c.maxBytes {
-		e.err = fmt.Sprintf("%d bytes exceeds the %d-byte limit", f.size, c.maxBytes)
+	if limit := c.limit(f.rel); f.size > limit {
+		e.err = fmt.Sprintf("%d bytes exceeds the %d-byte limit", f.size, limit)
 		return e
 	}
 	doc, err := c.read(root, f.rel)
@@ -501,16 +509,17 @@ func (c *Corpus) read(root *os.Root, rel string) (Document, error) {
 	if !fi.Mode().IsRegular() {
 		return Document{}, refused(u, "not a regular file")
 	}
-	if fi.Size() > c.maxBytes {
-		return Document{}, refused(u, fmt.Sprintf("%d bytes exceeds the %d-byte limit", fi.Size(), c.maxBytes))
+	limit := c.limit(rel)
+	if fi.Size() > limit {
+		return Document{}, refused(u, fmt.Sprintf("%d bytes exceeds the %d-byte limit", fi.Size(), limit))
 	}
-	lr := &io.LimitedReader{R: f, N: c.maxBytes + 1}
+	lr := &io.LimitedReader{R: f, N: limit + 1}
 	doc, err := fn(lr, u)
 	if err != nil {
 		return Document{}, err
 	}
 	if lr.N <= 0 {
-		return Document{}, refused(u, fmt.Sprintf("file grew beyond the %d-byte limit", c.maxBytes))
+		return Document{}, refused(u, fmt.Sprintf("file grew beyond the %d-byte limit", limit))
 	}
 	doc.URL = u
 	if doc.Title == "" {
@@ -537,6 +546,46 @@ func (c *Corpus) Open(raw string) (Document, error) {
 	}
 	defer root.Close()
 	return c.read(root, rel)
+}
+
+// limit is the size cap of a file: MaxMediaBytes for audio and video,
+// MaxFileBytes for the rest.
+func (c *Corpus) limit(rel string) int64 {
+	if mediaExts[strings.ToLower(path.Ext(rel))] != "" {
+		return c.maxMedia
+	}
+	return c.maxBytes
+}
+
+// LocalPath returns the file system path of the file behind a corpus URL,
+// for tools that read files by name (ffmpeg). It applies Open's checks:
+// the URL must be canonical, the file inside the root (symlinks resolved),
+// regular, of a corpus type and within the size cap.
+func (c *Corpus) LocalPath(raw string) (string, error) {
+	rel, err := corpusRel(raw)
+	if err != nil {
+		return "", err
+	}
+	u := CorpusURL(rel)
+	if c.exts[strings.ToLower(path.Ext(rel))] == nil {
+		return "", refused(u, fmt.Sprintf("file type %q is not part of the corpus", path.Ext(rel)))
+	}
+	inner, ok := c.resolveInside(rel)
+	if !ok {
+		return "", refused(u, "path escapes the corpus root or does not exist")
+	}
+	p := filepath.Join(c.root, inner)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("research: stat %s: %w", u, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", refused(u, "not a regular file")
+	}
+	if fi.Size() > c.limit(rel) {
+		return "", refused(u, fmt.Sprintf("%d bytes exceeds the %d-byte limit", fi.Size(), c.limit(rel)))
+	}
+	return p, nil
 }
 
 // Fetch implements Fetcher for corpus URLs.

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/lethe-research/lethe/graph"
 )
 
 // debianReferenceDirs are where Debian's debian-reference-en package puts
@@ -79,5 +81,59 @@ func TestCorpusDebianReference(t *testing.T) {
 	t.Logf("%s: %d bytes, %d chars of text, %d links, %d chunks", doc.URL, doc.Bytes, len(doc.Text), len(doc.Links), len(chunks))
 	if len(chunks) < 10 || !strings.Contains(doc.Text, "apt-get") {
 		t.Fatalf("chapter text too small: %d chunks", len(chunks))
+	}
+}
+
+// TestCorpusDebianReferencePDF indexes the Debian Reference's PDF edition
+// (shipped by debian-reference-en next to the HTML) through pdftotext,
+// together with the HTML chapters, and finds a section of the book in it.
+func TestCorpusDebianReferencePDF(t *testing.T) {
+	const dir = "/usr/share/debian-reference"
+	const pdfName = "debian-reference.en.pdf"
+	if _, err := os.Stat(dir + "/" + pdfName); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s/%s missing (scripts/ci/10-debian-docs.sh installs debian-reference-en)", dir, pdfName)
+		}
+		t.Skip("debian-reference-en's PDF is not installed")
+	}
+	needTool(t, "pdftotext")
+	pdf := PDFConverter{MaxPages: 1000}
+	c, err := NewCorpus(CorpusConfig{Root: dir, Extensions: []string{".html", ".pdf"}, MaxFileBytes: 16 << 20,
+		Extractors: map[string]Extractor{".pdf": pdf.Extractor()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := c.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d docs indexed in %s, skipped %v", st.Docs, st.Duration, st.Skipped)
+	doc, err := c.Open(CorpusURL(pdfName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: title %q, %d bytes of PDF, %d chars of text", doc.URL, doc.Title, doc.Bytes, len(doc.Text))
+	if doc.Title != "Debian Reference" || doc.Kind != graph.KindPDF || len(doc.Text) < 200000 {
+		t.Fatalf("PDF document: title %q kind %s, %d chars", doc.Title, doc.Kind, len(doc.Text))
+	}
+	for _, want := range []string{"apt-get", "debootstrap", "/etc/network/interfaces"} {
+		if !strings.Contains(doc.Text, want) {
+			t.Errorf("PDF text lacks %q", want)
+		}
+	}
+	// The book as a whole is a hit for a query its HTML chapters share.
+	hits, err := c.Search(ctx, "Debian Reference Osamu Aoki system administration", 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, h := range hits {
+		if h.URL == CorpusURL(pdfName) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the PDF is not among the hits: %+v", hits)
 	}
 }

@@ -7,15 +7,19 @@
 //
 // Pieces and where they are used:
 //
-//   - Provider (Discover): Search(query) → []Hit. The first implementation is
-//     the local corpus (Corpus): a directory of HTML, Markdown and text files
-//     searched with BM25. SearXNG slots in behind the same interface.
-//   - Fetcher (Fetch): Fetch(url) → Document. Corpus implements it for
-//     corpus:/// URLs; the browser and the PDF fetcher implement it later.
-//     Extractor turns the raw bytes of one document into a Document;
-//     extractors are chosen by file extension (corpus) or media type
-//     (fetchers), so PDF and media extractors slot in without changing
-//     callers.
+//   - Provider (Discover): Search(query) → []Hit. The local corpus (Corpus:
+//     BM25 over HTML, Markdown, text, PDF and media files) and SearXNG
+//     (SearXNG: the JSON API, paging, backoff on 429/5xx).
+//   - Fetcher (Fetch): Fetch(url) → Document. Corpus for corpus:/// URLs;
+//     Browser (headless Chromium via chromedp: a browser context per batch,
+//     a bounded set of tabs, request interception and an egress proxy that
+//     enforce the URLPolicy, media capture from network events) and
+//     HTTPFetcher (policy-checked plain HTTP: PDFs through PDFConverter,
+//     media downloads, pages when no browser) for http(s). Extractor turns
+//     the raw bytes of one document into a Document; extractors are chosen
+//     by file extension (corpus) or media type (fetchers).
+//   - Transcriber (Transcribe): media → 16 kHz mono WAV (ffmpeg) →
+//     whisper.cpp /inference (WhisperClient).
 //   - Chunk (Ingest): paragraph-group chunking; Strength for the persisted
 //     evidence strength (content-hash dedup uses graph.ContentHash).
 //   - RankCandidates / NormalizeURL (the WebResearch workflow): pure,

@@ -4,11 +4,12 @@
 package service
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -18,6 +19,7 @@ import (
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
+	neo4jstore "github.com/lethe-research/lethe/graph/neo4j"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/research"
 	"github.com/lethe-research/lethe/workflows"
@@ -38,7 +40,15 @@ func OpenStore(cfg config.Config) (graph.Store, error) {
 		}
 		return s, nil
 	case "neo4j":
-		return nil, errors.New("graph.backend neo4j is not available in this build yet; use embedded")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		s, err := neo4jstore.Open(ctx, neo4jstore.Config{
+			URI: cfg.Graph.Neo4jURI, User: cfg.Graph.Neo4jUser, Password: cfg.Graph.Neo4jPassword, Database: cfg.Graph.Neo4jDatabase,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("open neo4j graph: %w", err)
+		}
+		return s, nil
 	}
 	return nil, fmt.Errorf("unknown graph backend %q", cfg.Graph.Backend)
 }
@@ -63,8 +73,11 @@ func NewActivities(cfg config.Config, src config.Sources, store graph.Store) (*a
 		}, hc),
 		Policy: research.URLPolicy{CorpusRoot: cfg.Research.CorpusDir},
 	}
+	if err := activities.InitResearch(a); err != nil {
+		return nil, fmt.Errorf("research clients: %w", err)
+	}
 	if cfg.Research.CorpusDir != "" {
-		c, err := research.NewCorpus(research.CorpusConfig{Root: cfg.Research.CorpusDir})
+		c, err := research.NewCorpus(activities.CorpusConfig(cfg))
 		if err != nil {
 			return nil, fmt.Errorf("research corpus: %w", err)
 		}
@@ -76,7 +89,17 @@ func NewActivities(cfg config.Config, src config.Sources, store graph.Store) (*a
 // Register registers both workflows and every activity under the names the
 // workflows call them by.
 func Register(r worker.Registry, a *activities.Activities) {
+	RegisterWorkflows(r)
+	RegisterActivities(r, a)
+}
+
+// RegisterWorkflows registers ResearchSession and WebResearch.
+func RegisterWorkflows(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.ResearchSession, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.WebResearch, workflow.RegisterOptions{Name: workflows.ResearchWorkflow})
+}
+
+// RegisterActivities registers every activity method of a.
+func RegisterActivities(r worker.ActivityRegistry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/uber-go/tally/v4"
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
-	sdktally "go.temporal.io/sdk/contrib/tally"
 	"go.temporal.io/sdk/client"
+	sdktally "go.temporal.io/sdk/contrib/tally"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/lethe-research/lethe/activities"
@@ -67,7 +67,10 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 			opts.MaxConcurrentActivityExecutionSize = cfg.Temporal.MaxConcurrentResearch
 		}
 		w := worker.New(c, q, opts)
-		Register(w, a)
+		if !opts.DisableWorkflowWorker {
+			RegisterWorkflows(w)
+		}
+		RegisterActivities(w, a)
 		ws = append(ws, w)
 	}
 	return ws

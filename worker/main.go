@@ -55,6 +55,7 @@ func run(file, level, queueFlag string) error {
 	if err != nil {
 		return err
 	}
+	defer acts.CloseResearch()
 	metrics, err := service.StartMetrics(cfg.Telemetry.MetricsAddr)
 	if err != nil {
 		return err

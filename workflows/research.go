@@ -10,6 +10,7 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/research"
 )
 
@@ -33,7 +34,7 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 
 	var disc activities.DiscoverResult
 	dq := activities.DiscoverInput{SessionID: in.SessionID, Query: in.Call.Query, Limit: cfg.Research.DiscoverLimit}
-	if err := workflow.ExecuteActivity(graphCtx(ctx, cfg), activities.NameDiscover, dq).Get(ctx, &disc); err != nil {
+	if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, cfg), "discover %q", in.Call.Query), activities.NameDiscover, dq).Get(ctx, &disc); err != nil {
 		return activities.ResearchResult{}, fmt.Errorf("discover: %w", err)
 	}
 	queue := research.RankCandidates(disc.Candidates, nil)
@@ -57,14 +58,16 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 		}
 		key := fmt.Sprintf("research/%d/%d/%d", in.Iteration, in.Call.Index, res.Batches)
 		var fr activities.FetchResult
-		if err := workflow.ExecuteActivity(fetchCtx(ctx, cfg), activities.NameFetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
+		fctx := summarized(fetchCtx(ctx, cfg), "fetch batch %d: %d pages", res.Batches, n)
+		if err := workflow.ExecuteActivity(fctx, activities.NameFetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
 			lg.Warn("fetch batch failed; skipped", "error", err)
 			res.Batches++
 			continue
 		}
+		transcribe(ctx, lg, in.SessionID, key, fr.Pages, cfg)
 		var ing activities.IngestResult
 		iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration}
-		if err := workflow.ExecuteActivity(graphCtx(ctx, cfg), activities.NameIngest, iin).Get(ctx, &ing); err != nil {
+		if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, cfg), "ingest batch %d", res.Batches), activities.NameIngest, iin).Get(ctx, &ing); err != nil {
 			return res, fmt.Errorf("ingest %s: %w", key, err)
 		}
 		res.Batches++
@@ -96,4 +99,47 @@ func researchTime(lo, hi time.Duration, pressure, leftS float64) time.Duration {
 	d := hi.Seconds() - (hi.Seconds()-lo.Seconds())*p
 	d = math.Max(lo.Seconds(), math.Min(d, leftS))
 	return time.Duration(d * float64(time.Second))
+}
+
+// transcribe runs the Transcribe activity for every page of the batch that
+// came with media, in parallel, and waits for all of them. A failure is
+// logged and skipped: the page's text is ingested either way (DESIGN.md §9
+// "STT fails → logged, page text used").
+func transcribe(ctx workflow.Context, lg log.Logger, session, key string, pages []activities.PageRef, cfg config.Config) {
+	type pending struct {
+		url string
+		f   workflow.Future
+	}
+	var fs []pending
+	for i, p := range pages {
+		if p.Media == "" || p.Error != "" {
+			continue
+		}
+		tctx := summarized(sttCtx(ctx, cfg), "transcribe media of %s", p.URL)
+		fs = append(fs, pending{p.URL, workflow.ExecuteActivity(tctx, activities.NameTranscribe,
+			activities.TranscribeInput{SessionID: session, Key: key, Page: i, URL: p.URL})})
+	}
+	for _, p := range fs {
+		var tr activities.TranscribeResult
+		if err := p.f.Get(ctx, &tr); err != nil {
+			lg.Warn("transcription failed; page text used", "page", p.url, "error", err)
+			continue
+		}
+		if tr.Failed > 0 || tr.Skipped > 0 {
+			lg.Warn("some media not transcribed", "page", p.url, "failed", tr.Failed, "skipped", tr.Skipped)
+		}
+	}
+}
+
+// sttCtx is for Transcribe: on the research queue (where ffmpeg and the
+// captured files are), long enough for whisper on a CPU, heartbeating
+// between media, few attempts (a failure only loses a transcript).
+func sttCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+	perMedia := cfg.Research.WhisperTimeout + time.Minute
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           cfg.Temporal.QueueResearch(),
+		StartToCloseTimeout: perMedia * time.Duration(max(1, cfg.Research.MaxMediaPerPage)),
+		HeartbeatTimeout:    cfg.Temporal.HeartbeatTimeout,
+		RetryPolicy:         retry(2),
+	})
 }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
@@ -46,8 +45,8 @@ const (
 // Visibility must never break a session: an upsert error is logged only.
 func (s *session) publish(ctx workflow.Context, status string) {
 	done, total := s.st.Counts["DONE"], 0
-	for _, n := range s.st.Counts {
-		total += n
+	for _, st := range statuses {
+		total += s.st.Counts[st]
 	}
 	if s.cfg.Temporal.SearchAttributes {
 		err := workflow.UpsertTypedSearchAttributes(ctx,
@@ -91,15 +90,16 @@ func (s *session) details(status string) string {
 	return b.String()
 }
 
+// statuses fixes the order in which counts are shown (no map iteration in
+// workflow code).
+var statuses = []string{"PENDING", "ACTIVE", "DONE", "FAILED"}
+
 func statusLine(c map[string]int) string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", strings.ToLower(k), c[k]))
+	var parts []string
+	for _, k := range statuses {
+		if c[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.ToLower(k), c[k]))
+		}
 	}
 	if len(parts) == 0 {
 		return "none yet"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/lethe-research/lethe/config"
@@ -71,7 +72,12 @@ func Config(t testing.TB, modelURL, dir string, extra map[string]string) config.
 // Env turns parameters into LETHE_* environment variables for a worker
 // process.
 func Env(p map[string]string) []string {
-	env := os.Environ()
+	var env []string
+	for _, kv := range os.Environ() { // the worker sees only the test's parameters
+		if !strings.HasPrefix(kv, config.EnvPrefix) {
+			env = append(env, kv)
+		}
+	}
 	for k, v := range p {
 		env = append(env, config.EnvName(k)+"="+v)
 	}

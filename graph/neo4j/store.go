@@ -1,0 +1,1032 @@
+// Package neo4j is the production graph.Store: every session's task graph
+// and evidence in one Neo4j 5 database, reached over Bolt with the official
+// driver (github.com/neo4j/neo4j-go-driver/v5). It has exactly the semantics
+// of the embedded backend: both call graph.PlanApply inside their write
+// transaction and both pass the conformance suite in graphtest.
+//
+// Model (every node carries session_id; every query filters by it):
+//
+//	(:Session {id, goal, goal_doc_emb, goal_query_emb, dim})
+//	(:Task {id, session_id, short_id, description, embed_text, embedding,
+//	        status, depth, n_productive, result_summary, result_embedding,
+//	        created_iter})
+//	(:Evidence {id, session_id, content, source_url, title, kind, strength,
+//	            embedding, created_iter, content_hash})
+//	(:Blob {session_id, key, data})             data is a byte array
+//	(:AppliedKey {session_id, key, result})     idempotency record, result is JSON
+//	(Task)-[:SUBTASK_OF]->(Task)   (Task)-[:DEPENDS_ON]->(Task)
+//	(Evidence)-[:SUPPORTS]->(Task) (Evidence)-[:SIMILAR_TO {weight, label}]->(Evidence), from id < to id
+//
+// Ids are deterministic (graph.TaskID, graph.EvidenceID), so retried writes
+// land on the same nodes. Reads run in managed read transactions
+// (ExecuteRead), writes in managed write transactions (ExecuteWrite) that the
+// driver retries on transient errors. Every write transaction first takes the
+// write lock of its Session node, so the writes of one session are
+// serialised (as bbolt serialises the embedded backend's) while sessions run
+// side by side; an Apply or AddEvidence checks and records its idempotency
+// key inside that same transaction, so a retry after a commit whose
+// acknowledgement was lost replays the recorded result and changes nothing.
+package neo4j
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Config says which server and database to use.
+type Config struct {
+	URI      string // bolt://host:7687 or neo4j://host:7687 (and the +s/+ssc variants)
+	User     string
+	Password string
+	Database string // "" = the server's default database
+}
+
+// Timeouts of the driver: a connection is made or fails within
+// connectTimeout, and a managed transaction stops retrying transient errors
+// after maxRetryTime, so a call against a server that is down returns an
+// error well within an activity's start-to-close timeout (the activity retry
+// policy then retries the call).
+const (
+	connectTimeout = 5 * time.Second
+	maxRetryTime   = 8 * time.Second
+)
+
+// Store is a graph.Store on a Neo4j server. It is safe for concurrent use.
+type Store struct {
+	drv driver.DriverWithContext
+	cfg Config
+	// bm chains the bookmarks of every transaction of this store, so that
+	// on a cluster a read sees the writes this process made before it
+	// (causal consistency); on a single server it costs nothing.
+	bm driver.BookmarkManager
+}
+
+var _ graph.Store = (*Store)(nil)
+
+// Open connects to the server, checks the credentials and sets up the
+// schema (constraints and indexes, idempotent). The errors name the URI and
+// say whether the server was unreachable or refused the credentials.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.URI == "" {
+		return nil, errors.New("neo4j: empty URI")
+	}
+	drv, err := driver.NewDriverWithContext(cfg.URI, driver.BasicAuth(cfg.User, cfg.Password, ""), func(c *driver.Config) {
+		c.SocketConnectTimeout = connectTimeout
+		c.ConnectionAcquisitionTimeout = connectTimeout
+		c.MaxTransactionRetryTime = maxRetryTime
+		c.MaxConnectionPoolSize = 50
+		// Pooled connections idle for a while are checked before reuse, so a
+		// server restart costs one failed ping, not a failed transaction.
+		c.ConnectionLivenessCheckTimeout = 30 * time.Second
+	})
+	if err != nil {
+		return nil, fmt.Errorf("neo4j %s: %w", cfg.URI, err)
+	}
+	s := &Store{drv: drv, cfg: cfg, bm: driver.NewBookmarkManager(driver.BookmarkManagerConfig{})}
+	if err := s.verify(ctx); err != nil {
+		_ = drv.Close(context.Background())
+		return nil, err
+	}
+	if err := s.setupSchema(ctx); err != nil {
+		_ = drv.Close(context.Background())
+		return nil, err
+	}
+	return s, nil
+}
+
+// ErrUnauthorized is wrapped by the error of Open and Ping when the server
+// rejects the credentials.
+var ErrUnauthorized = errors.New("neo4j: authentication failed")
+
+// ErrUnreachable is wrapped by the error of Open and Ping when no
+// connection to the server can be made.
+var ErrUnreachable = errors.New("neo4j: server unreachable")
+
+func (s *Store) verify(ctx context.Context) error {
+	err := s.drv.VerifyConnectivity(ctx)
+	if err == nil {
+		return nil
+	}
+	return s.classify("connect", err)
+}
+
+// classify turns driver errors about credentials and connectivity into
+// errors that name the URI and wrap ErrUnauthorized / ErrUnreachable.
+func (s *Store) classify(op string, err error) error {
+	var ne *driver.Neo4jError
+	var ie *driver.InvalidAuthenticationError
+	switch {
+	case errors.As(err, &ie), errors.As(err, &ne) && strings.HasPrefix(ne.Code, "Neo.ClientError.Security.") && ne.Code != "Neo.ClientError.Security.Forbidden":
+		return fmt.Errorf("neo4j %s %s as user %q: %w: %w", op, s.cfg.URI, s.cfg.User, ErrUnauthorized, err)
+	case isConnectivity(err):
+		return fmt.Errorf("neo4j %s %s: %w: %w", op, s.cfg.URI, ErrUnreachable, err)
+	}
+	return fmt.Errorf("neo4j %s %s: %w", op, s.cfg.URI, err)
+}
+
+func isConnectivity(err error) bool {
+	var ce *driver.ConnectivityError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var lim *driver.TransactionExecutionLimit
+	if errors.As(err, &lim) {
+		for _, e := range lim.Errors {
+			if isConnectivity(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// schema is run at Open. Every statement is idempotent.
+var schema = []string{
+	"CREATE CONSTRAINT lethe_session_id IF NOT EXISTS FOR (s:Session) REQUIRE s.id IS UNIQUE",
+	"CREATE CONSTRAINT lethe_task_id IF NOT EXISTS FOR (t:Task) REQUIRE t.id IS UNIQUE",
+	"CREATE CONSTRAINT lethe_evidence_id IF NOT EXISTS FOR (e:Evidence) REQUIRE e.id IS UNIQUE",
+	"CREATE CONSTRAINT lethe_blob_key IF NOT EXISTS FOR (b:Blob) REQUIRE (b.session_id, b.key) IS UNIQUE",
+	"CREATE CONSTRAINT lethe_applied_key IF NOT EXISTS FOR (a:AppliedKey) REQUIRE (a.session_id, a.key) IS UNIQUE",
+	"CREATE INDEX lethe_task_session IF NOT EXISTS FOR (t:Task) ON (t.session_id)",
+	"CREATE INDEX lethe_task_session_status IF NOT EXISTS FOR (t:Task) ON (t.session_id, t.status)",
+	"CREATE INDEX lethe_task_session_short IF NOT EXISTS FOR (t:Task) ON (t.session_id, t.short_id)",
+	"CREATE INDEX lethe_evidence_session IF NOT EXISTS FOR (e:Evidence) ON (e.session_id)",
+	"CREATE INDEX lethe_evidence_hash IF NOT EXISTS FOR (e:Evidence) ON (e.content_hash)",
+}
+
+func (s *Store) setupSchema(ctx context.Context) error {
+	sess := s.session(ctx, driver.AccessModeWrite)
+	defer sess.Close(context.Background())
+	for _, q := range schema {
+		_, err := sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
+			r, err := tx.Run(ctx, q, nil)
+			if err != nil {
+				return nil, err
+			}
+			_, err = r.Consume(ctx)
+			return nil, err
+		})
+		var ne *driver.Neo4jError
+		if errors.As(err, &ne) && strings.Contains(ne.Code, "EquivalentSchemaRuleAlreadyExists") {
+			err = nil // a concurrent Open created it first
+		}
+		if err != nil {
+			return s.classify("schema setup", fmt.Errorf("%s: %w", q, err))
+		}
+	}
+	_, err := sess.ExecuteRead(ctx, func(tx driver.ManagedTransaction) (any, error) {
+		r, err := tx.Run(ctx, "CALL db.awaitIndexes(60)", nil)
+		if err != nil {
+			return nil, err
+		}
+		_, err = r.Consume(ctx)
+		return nil, err
+	})
+	if err != nil {
+		return s.classify("schema setup: await indexes", err)
+	}
+	return nil
+}
+
+func (s *Store) session(ctx context.Context, mode driver.AccessMode) driver.SessionWithContext {
+	return s.drv.NewSession(ctx, driver.SessionConfig{AccessMode: mode, DatabaseName: s.cfg.Database, BookmarkManager: s.bm})
+}
+
+// Ping checks that the server answers and accepts the credentials.
+func (s *Store) Ping(ctx context.Context) error { return s.verify(ctx) }
+
+// Close closes the driver and its connections.
+func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.drv.Close(ctx); err != nil {
+		return fmt.Errorf("neo4j close: %w", err)
+	}
+	return nil
+}
+
+// txn is the work of one managed transaction. It may run more than once
+// (the driver retries transient errors), so it must reset what it reports.
+type txn func(ctx context.Context, tx driver.ManagedTransaction) error
+
+func (s *Store) read(ctx context.Context, op string, fn txn) error {
+	return s.exec(ctx, op, driver.AccessModeRead, fn)
+}
+
+func (s *Store) write(ctx context.Context, op string, fn txn) error {
+	return s.exec(ctx, op, driver.AccessModeWrite, fn)
+}
+
+func (s *Store) exec(ctx context.Context, op string, mode driver.AccessMode, fn txn) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("neo4j %s: %w", op, err)
+	}
+	sess := s.session(ctx, mode)
+	defer sess.Close(context.Background())
+	work := func(tx driver.ManagedTransaction) (any, error) { return nil, fn(ctx, tx) }
+	var err error
+	if mode == driver.AccessModeRead {
+		_, err = sess.ExecuteRead(ctx, work)
+	} else {
+		_, err = sess.ExecuteWrite(ctx, work)
+	}
+	if err == nil {
+		return nil
+	}
+	if isConnectivity(err) {
+		return s.classify(op, err)
+	}
+	var ne *driver.Neo4jError
+	if errors.As(err, &ne) && strings.HasPrefix(ne.Code, "Neo.ClientError.Security.") {
+		return s.classify(op, err)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = errors.Join(err, ctxErr)
+	}
+	return fmt.Errorf("neo4j %s: %w", op, err)
+}
+
+// run executes a statement and discards its result.
+func run(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any) error {
+	r, err := tx.Run(ctx, q, params)
+	if err != nil {
+		return err
+	}
+	_, err = r.Consume(ctx)
+	return err
+}
+
+// each streams the records of a statement to fn, one at a time.
+func each(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any, fn func(*driver.Record) error) error {
+	r, err := tx.Run(ctx, q, params)
+	if err != nil {
+		return err
+	}
+	for r.Next(ctx) {
+		if err := fn(r.Record()); err != nil {
+			return err
+		}
+	}
+	return r.Err()
+}
+
+// single runs a statement and returns its only record, or nil when there is
+// none.
+func single(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any) (*driver.Record, error) {
+	var rec *driver.Record
+	err := each(ctx, tx, q, params, func(r *driver.Record) error {
+		if rec != nil {
+			return fmt.Errorf("statement returned more than one record: %s", q)
+		}
+		rec = r
+		return nil
+	})
+	return rec, err
+}
+
+func nodeProps(v any) (props, error) {
+	n, ok := v.(driver.Node)
+	if !ok {
+		return nil, fmt.Errorf("value is %T, not a node", v)
+	}
+	return props(n.Props), nil
+}
+
+func checkSessionID(id string) error {
+	if id == "" {
+		return errors.New("empty session id")
+	}
+	return nil
+}
+
+// requireSession fails with ErrNotFound when the session does not exist.
+func requireSession(ctx context.Context, tx driver.ManagedTransaction, sessionID string) error {
+	if err := checkSessionID(sessionID); err != nil {
+		return err
+	}
+	rec, err := single(ctx, tx, "MATCH (s:Session {id: $sid}) RETURN s.id", map[string]any{"sid": sessionID})
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return fmt.Errorf("session %q: %w", sessionID, graph.ErrNotFound)
+	}
+	return nil
+}
+
+// lockSession takes the write lock of the session node, which serialises
+// the writes of one session, and fails with ErrNotFound when the session
+// does not exist.
+func lockSession(ctx context.Context, tx driver.ManagedTransaction, sessionID string) error {
+	if err := checkSessionID(sessionID); err != nil {
+		return err
+	}
+	rec, err := single(ctx, tx, "MATCH (s:Session {id: $sid}) SET s.lock_ = true REMOVE s.lock_ RETURN s.id", map[string]any{"sid": sessionID})
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return fmt.Errorf("session %q: %w", sessionID, graph.ErrNotFound)
+	}
+	return nil
+}
+
+// ResetSession removes every node of the session (tasks, evidence, blobs,
+// idempotency records, the session node) with their relationships.
+func (s *Store) ResetSession(ctx context.Context, sessionID string) error {
+	return s.write(ctx, "reset session", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := checkSessionID(sessionID); err != nil {
+			return err
+		}
+		p := map[string]any{"sid": sessionID}
+		// Lock first (if it exists) so that no write of the session interleaves.
+		if err := run(ctx, tx, "MATCH (s:Session {id: $sid}) SET s.lock_ = true REMOVE s.lock_", p); err != nil {
+			return err
+		}
+		for _, q := range []string{
+			"MATCH (e:Evidence {session_id: $sid}) DETACH DELETE e",
+			"MATCH (t:Task {session_id: $sid}) DETACH DELETE t",
+			"MATCH (b:Blob {session_id: $sid}) DELETE b",
+			"MATCH (a:AppliedKey {session_id: $sid}) DELETE a",
+			"MATCH (s:Session {id: $sid}) DETACH DELETE s",
+		} {
+			if err := run(ctx, tx, q, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// CreateSession stores the session node and its root task unless the
+// session exists already.
+func (s *Store) CreateSession(ctx context.Context, sess graph.Session, root graph.Task) error {
+	return s.write(ctx, "create session", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := checkSessionID(sess.ID); err != nil {
+			return err
+		}
+		dim := sess.Dim
+		if dim == 0 {
+			dim = max(len(sess.GoalDocEmb), len(sess.GoalQueryEmb))
+		}
+		// MERGE on the unique id locks it: a concurrent create of the same
+		// session waits for this one and then finds it.
+		rec, err := single(ctx, tx, `MERGE (s:Session {id: $sid})
+ON CREATE SET s.goal = $goal, s.goal_doc_emb = $doc, s.goal_query_emb = $query, s.dim = $dim, s.new_ = true
+WITH s, coalesce(s.new_, false) AS created
+REMOVE s.new_
+RETURN created`, map[string]any{
+			"sid": sess.ID, "goal": sess.Goal, "doc": f32list(sess.GoalDocEmb), "query": f32list(sess.GoalQueryEmb), "dim": int64(dim),
+		})
+		if err != nil {
+			return err
+		}
+		if created, _ := rec.Values[0].(bool); !created {
+			return nil
+		}
+		root.ID = graph.TaskID(sess.ID, graph.RootShortID)
+		root.SessionID = sess.ID
+		root.ShortID = graph.RootShortID
+		root.Status = graph.Pending
+		root.Depth = 0
+		root.Parent = ""
+		root.DependsOn = nil
+		return run(ctx, tx, "CREATE (t:Task) SET t = $props", map[string]any{"props": taskProps(root)})
+	})
+}
+
+// GetSession returns the session node.
+func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session, error) {
+	var out graph.Session
+	err := s.read(ctx, "get session", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := checkSessionID(sessionID); err != nil {
+			return err
+		}
+		rec, err := single(ctx, tx, "MATCH (s:Session {id: $sid}) RETURN s", map[string]any{"sid": sessionID})
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return fmt.Errorf("session %q: %w", sessionID, graph.ErrNotFound)
+		}
+		p, err := nodeProps(rec.Values[0])
+		if err != nil {
+			return err
+		}
+		doc, err := p.emb("goal_doc_emb")
+		if err != nil {
+			return err
+		}
+		q, err := p.emb("goal_query_emb")
+		if err != nil {
+			return err
+		}
+		out = graph.Session{ID: sessionID, Goal: p.str("goal"), GoalDocEmb: doc, GoalQueryEmb: q, Dim: p.int("dim")}
+		return nil
+	})
+	return out, err
+}
+
+const taskReturn = `RETURN t, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
+
+// loadTasks streams the session's tasks matched by `match` (which binds t)
+// in Tasks order.
+func loadTasks(ctx context.Context, tx driver.ManagedTransaction, match string, params map[string]any) ([]graph.Task, error) {
+	var ts []graph.Task
+	err := each(ctx, tx, match+"\n"+taskReturn, params, func(r *driver.Record) error {
+		p, err := nodeProps(r.Values[0])
+		if err != nil {
+			return err
+		}
+		t, err := taskFrom(p, r.Values[1], r.Values[2])
+		if err != nil {
+			return fmt.Errorf("decode task %q: %w", p.str("id"), err)
+		}
+		ts = append(ts, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortTasks(ts)
+	return ts, nil
+}
+
+func allTasks(ctx context.Context, tx driver.ManagedTransaction, sessionID string) ([]graph.Task, error) {
+	return loadTasks(ctx, tx, "MATCH (t:Task {session_id: $sid})", map[string]any{"sid": sessionID})
+}
+
+// Tasks returns the session's tasks ordered by (CreatedIter, ShortID).
+func (s *Store) Tasks(ctx context.Context, sessionID string) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.read(ctx, "tasks", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		var err error
+		out, err = allTasks(ctx, tx, sessionID)
+		return err
+	})
+	return out, err
+}
+
+// ReadySet returns the PENDING tasks whose prerequisites are all DONE; the
+// gating runs in the server, on the (session_id, status) index.
+func (s *Store) ReadySet(ctx context.Context, sessionID string) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.read(ctx, "ready set", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		var err error
+		out, err = loadTasks(ctx, tx, `MATCH (t:Task {session_id: $sid, status: 'PENDING'})
+WHERE NOT EXISTS { MATCH (t)-[:DEPENDS_ON]->(d:Task) WHERE d.status <> 'DONE' }`, map[string]any{"sid": sessionID})
+		return err
+	})
+	return out, err
+}
+
+// getTask returns one task of the session (ErrNotFound if absent).
+func getTask(ctx context.Context, tx driver.ManagedTransaction, sessionID, shortID string) (graph.Task, error) {
+	if shortID == "" {
+		return graph.Task{}, errors.New("empty task short id")
+	}
+	ts, err := loadTasks(ctx, tx, "MATCH (t:Task {id: $id}) WHERE t.session_id = $sid",
+		map[string]any{"id": graph.TaskID(sessionID, shortID), "sid": sessionID})
+	if err != nil {
+		return graph.Task{}, err
+	}
+	if len(ts) == 0 {
+		return graph.Task{}, fmt.Errorf("task %q: %w", shortID, graph.ErrNotFound)
+	}
+	return ts[0], nil
+}
+
+// SetStatus moves a task to `to` if its status is in `from` (empty: any but
+// FAILED).
+func (s *Store) SetStatus(ctx context.Context, sessionID, shortID string, from []graph.Status, to graph.Status) (bool, error) {
+	changed := false
+	err := s.write(ctx, "set status", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		changed = false
+		if !to.Valid() {
+			return fmt.Errorf("invalid status %q", to)
+		}
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		t, err := getTask(ctx, tx, sessionID, shortID)
+		if err != nil {
+			return err
+		}
+		if t.Status == graph.Failed {
+			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
+		}
+		if len(from) > 0 && !slices.Contains(from, t.Status) {
+			return nil
+		}
+		if t.Status == to {
+			return nil
+		}
+		if err := run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.status = $to", map[string]any{"id": t.ID, "to": string(to)}); err != nil {
+			return err
+		}
+		changed = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
+}
+
+// SetResultEmbedding fills a task's result embedding.
+func (s *Store) SetResultEmbedding(ctx context.Context, sessionID, shortID string, emb []float32) error {
+	return s.write(ctx, "set result embedding", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		t, err := getTask(ctx, tx, sessionID, shortID)
+		if err != nil {
+			return err
+		}
+		if t.Status == graph.Failed {
+			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
+		}
+		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb", map[string]any{"id": t.ID, "emb": f32list(emb)})
+	})
+}
+
+const (
+	appliedApply    = "apply:"
+	appliedEvidence = "evidence:"
+)
+
+// recorded reads the idempotency record of key into v; it reports whether
+// there was one.
+func recorded(ctx context.Context, tx driver.ManagedTransaction, sessionID, key string, v any) (bool, error) {
+	rec, err := single(ctx, tx, "MATCH (a:AppliedKey {session_id: $sid, key: $key}) RETURN a.result",
+		map[string]any{"sid": sessionID, "key": key})
+	if err != nil || rec == nil {
+		return false, err
+	}
+	raw, _ := rec.Values[0].(string)
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		return false, fmt.Errorf("decode applied %q: %w", key, err)
+	}
+	return true, nil
+}
+
+func record(ctx context.Context, tx driver.ManagedTransaction, sessionID, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return run(ctx, tx, "CREATE (a:AppliedKey {session_id: $sid, key: $key, result: $result})",
+		map[string]any{"sid": sessionID, "key": key, "result": string(data)})
+}
+
+// Apply runs one iteration's ops in one write transaction: read the tasks,
+// graph.PlanApply, write the plan, record the key.
+func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyResult, error) {
+	var res graph.ApplyResult
+	err := s.write(ctx, "apply", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		res = graph.ApplyResult{}
+		if err := lockSession(ctx, tx, req.SessionID); err != nil {
+			return err
+		}
+		akey := appliedApply + req.Key
+		if req.Key != "" {
+			ok, err := recorded(ctx, tx, req.SessionID, akey, &res)
+			if err != nil {
+				return err
+			}
+			if ok {
+				res.Replayed = true
+				return nil
+			}
+		}
+		ts, err := allTasks(ctx, tx, req.SessionID)
+		if err != nil {
+			return err
+		}
+		plan, err := graph.PlanApply(ts, func(h string) (bool, error) {
+			rec, err := single(ctx, tx, "MATCH (e:Evidence {id: $id}) WHERE e.session_id = $sid RETURN e.id",
+				map[string]any{"id": graph.EvidenceID(req.SessionID, h), "sid": req.SessionID})
+			return rec != nil, err
+		}, req)
+		if err != nil {
+			return err
+		}
+		if err := writeTasks(ctx, tx, plan.Tasks); err != nil {
+			return err
+		}
+		if err := insertEvidence(ctx, tx, plan.Evidence); err != nil {
+			return err
+		}
+		res = plan.Result
+		if req.Key != "" {
+			return record(ctx, tx, req.SessionID, akey, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return graph.ApplyResult{}, err
+	}
+	return res, nil
+}
+
+// writeTasks stores the full new state of created or modified tasks,
+// including their SUBTASK_OF and DEPENDS_ON edges.
+func writeTasks(ctx context.Context, tx driver.ManagedTransaction, ts []graph.Task) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	rows := make([]any, len(ts))
+	for i, t := range ts {
+		deps := make([]any, len(t.DependsOn))
+		for k, d := range t.DependsOn {
+			deps[k] = d
+		}
+		rows[i] = map[string]any{"id": t.ID, "props": taskProps(t), "parent": optString(t.Parent), "deps": deps}
+	}
+	p := map[string]any{"rows": rows}
+	for _, q := range []string{
+		// Nodes first: parents and prerequisites may be created in this write.
+		"UNWIND $rows AS row MERGE (t:Task {id: row.id}) SET t += row.props",
+		`UNWIND $rows AS row MATCH (t:Task {id: row.id})-[r:SUBTASK_OF]->(p:Task)
+WHERE row.parent IS NULL OR p.id <> row.parent DELETE r`,
+		`UNWIND $rows AS row MATCH (t:Task {id: row.id})-[r:DEPENDS_ON]->(d:Task)
+WHERE NOT d.id IN row.deps DELETE r`,
+		`UNWIND $rows AS row WITH row WHERE row.parent IS NOT NULL
+MATCH (t:Task {id: row.id}), (p:Task {id: row.parent}) MERGE (t)-[:SUBTASK_OF]->(p)`,
+		`UNWIND $rows AS row UNWIND row.deps AS dep
+MATCH (t:Task {id: row.id}), (d:Task {id: dep}) MERGE (t)-[:DEPENDS_ON]->(d)`,
+	} {
+		if err := run(ctx, tx, q, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertEvidence creates evidence nodes (known to be new) with their
+// SUPPORTS edges.
+func insertEvidence(ctx context.Context, tx driver.ManagedTransaction, es []graph.Evidence) error {
+	if len(es) == 0 {
+		return nil
+	}
+	rows := make([]any, len(es))
+	for i, e := range es {
+		rows[i] = map[string]any{"task": e.TaskID, "props": evidenceProps(e)}
+	}
+	rec, err := single(ctx, tx, `UNWIND $rows AS row
+MATCH (t:Task {id: row.task})
+CREATE (e:Evidence) SET e = row.props
+CREATE (e)-[:SUPPORTS]->(t)
+RETURN count(e)`, map[string]any{"rows": rows})
+	if err != nil {
+		return err
+	}
+	if n, _ := rec.Values[0].(int64); int(n) != len(es) {
+		return fmt.Errorf("inserted %d of %d evidence items (SUPPORTS target missing)", n, len(es))
+	}
+	return nil
+}
+
+// AddEvidence stores evidence for a task, skipping content the session
+// holds already (and repeats within the call).
+func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID string, items []graph.Evidence) (graph.AddEvidenceResult, error) {
+	var res graph.AddEvidenceResult
+	err := s.write(ctx, "add evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		res = graph.AddEvidenceResult{}
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		akey := appliedEvidence + key
+		if key != "" {
+			ok, err := recorded(ctx, tx, sessionID, akey, &res)
+			if err != nil {
+				return err
+			}
+			if ok {
+				res.Replayed = true
+				return nil
+			}
+		}
+		task, err := getTask(ctx, tx, sessionID, taskShortID)
+		if err != nil {
+			return err
+		}
+		prepared := make([]graph.Evidence, 0, len(items))
+		ids := make([]any, 0, len(items))
+		for i, it := range items {
+			e, err := graph.PrepareEvidence(sessionID, task.ID, it)
+			if err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+			prepared = append(prepared, e)
+			ids = append(ids, e.ID)
+		}
+		held := map[string]bool{}
+		if len(ids) > 0 {
+			err := each(ctx, tx, "UNWIND $ids AS id MATCH (e:Evidence {id: id}) RETURN e.id",
+				map[string]any{"ids": ids}, func(r *driver.Record) error {
+					id, _ := r.Values[0].(string)
+					held[id] = true
+					return nil
+				})
+			if err != nil {
+				return err
+			}
+		}
+		var fresh []graph.Evidence
+		for _, e := range prepared {
+			if held[e.ID] {
+				res.Duplicates++
+				continue
+			}
+			held[e.ID] = true
+			fresh = append(fresh, e)
+			res.Added++
+		}
+		if err := insertEvidence(ctx, tx, fresh); err != nil {
+			return err
+		}
+		if key != "" {
+			return record(ctx, tx, sessionID, akey, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return graph.AddEvidenceResult{}, err
+	}
+	return res, nil
+}
+
+// Evidence streams the session's evidence (optionally one task's) and
+// returns it ordered by (CreatedIter, ID).
+func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := s.read(ctx, "evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		q := "MATCH (e:Evidence {session_id: $sid})-[:SUPPORTS]->(t:Task) RETURN e, t.id"
+		p := map[string]any{"sid": sessionID}
+		if taskShortID != "" {
+			if _, err := getTask(ctx, tx, sessionID, taskShortID); err != nil {
+				return err
+			}
+			q = "MATCH (e:Evidence)-[:SUPPORTS]->(t:Task {id: $tid}) WHERE e.session_id = $sid RETURN e, t.id"
+			p["tid"] = graph.TaskID(sessionID, taskShortID)
+		}
+		return each(ctx, tx, q, p, func(r *driver.Record) error {
+			np, err := nodeProps(r.Values[0])
+			if err != nil {
+				return err
+			}
+			tid, _ := r.Values[1].(string)
+			e, err := evidenceFrom(np, tid)
+			if err != nil {
+				return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}
+
+// missingEvidence returns the first of ids that is not evidence of the
+// session, or "".
+func missingEvidence(ctx context.Context, tx driver.ManagedTransaction, sessionID string, ids []string) (string, error) {
+	if len(ids) == 0 {
+		return "", nil
+	}
+	list := make([]any, len(ids))
+	for i, id := range ids {
+		list[i] = id
+	}
+	var missing string
+	err := each(ctx, tx, `UNWIND range(0, size($ids) - 1) AS i
+OPTIONAL MATCH (e:Evidence {id: $ids[i]}) WHERE e.session_id = $sid
+WITH i, e WHERE e IS NULL
+RETURN $ids[i] ORDER BY i LIMIT 1`, map[string]any{"ids": list, "sid": sessionID}, func(r *driver.Record) error {
+		missing, _ = r.Values[0].(string)
+		return nil
+	})
+	return missing, err
+}
+
+// SetStrengths updates evidence strengths by evidence id; an unknown id
+// fails the whole call.
+func (s *Store) SetStrengths(ctx context.Context, sessionID string, strengths map[string]float64) error {
+	return s.write(ctx, "set strengths", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		ids := make([]string, 0, len(strengths))
+		for id := range strengths {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		rows := make([]any, 0, len(ids))
+		for _, id := range ids {
+			v := strengths[id]
+			if !finite(v) {
+				return fmt.Errorf("evidence %q: strength %v", id, v)
+			}
+			rows = append(rows, map[string]any{"id": id, "s": v})
+		}
+		missing, err := missingEvidence(ctx, tx, sessionID, ids)
+		if err != nil {
+			return err
+		}
+		if missing != "" {
+			return fmt.Errorf("evidence %q: %w", missing, graph.ErrNotFound)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return run(ctx, tx, "UNWIND $rows AS row MATCH (e:Evidence {id: row.id}) SET e.strength = row.s",
+			map[string]any{"rows": rows})
+	})
+}
+
+// Edges streams every edge of the session and returns them in
+// graph.SortEdges order.
+func (s *Store) Edges(ctx context.Context, sessionID string) ([]graph.Edge, error) {
+	var out []graph.Edge
+	err := s.read(ctx, "edges", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return each(ctx, tx, `MATCH (a:Task {session_id: $sid})-[r:SUBTASK_OF|DEPENDS_ON]->(b:Task)
+RETURN a.id AS from, b.id AS to, type(r) AS kind, null AS weight, null AS label
+UNION ALL
+MATCH (a:Evidence {session_id: $sid})-[r:SUPPORTS]->(b:Task)
+RETURN a.id AS from, b.id AS to, type(r) AS kind, null AS weight, null AS label
+UNION ALL
+MATCH (a:Evidence {session_id: $sid})-[r:SIMILAR_TO]->(b:Evidence)
+RETURN a.id AS from, b.id AS to, type(r) AS kind, r.weight AS weight, r.label AS label`,
+			map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+				e := graph.Edge{}
+				e.From, _ = r.Values[0].(string)
+				e.To, _ = r.Values[1].(string)
+				k, _ := r.Values[2].(string)
+				e.Kind = graph.EdgeKind(k)
+				e.Weight, _ = r.Values[3].(float64)
+				e.Label, _ = r.Values[4].(string)
+				out = append(out, e)
+				return nil
+			})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEdges(out)
+	return out, nil
+}
+
+// ReplaceSimilar deletes the SIMILAR_TO edges with both endpoints in scope
+// and stores the given edges, whose endpoints must be evidence in scope.
+func (s *Store) ReplaceSimilar(ctx context.Context, sessionID string, scope []string, edges []graph.Edge) error {
+	return s.write(ctx, "replace similar", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		missing, err := missingEvidence(ctx, tx, sessionID, scope)
+		if err != nil {
+			return err
+		}
+		if missing != "" {
+			return fmt.Errorf("scope evidence %q: %w", missing, graph.ErrNotFound)
+		}
+		in := make(map[string]bool, len(scope))
+		for _, id := range scope {
+			in[id] = true
+		}
+		type pair struct{ a, b string }
+		last := map[pair]int{}
+		var rows []map[string]any
+		for i, e := range edges {
+			if e.Kind != "" && e.Kind != graph.SimilarTo {
+				return fmt.Errorf("edge %d: kind %s is not %s", i, e.Kind, graph.SimilarTo)
+			}
+			if !in[e.From] || !in[e.To] {
+				return fmt.Errorf("edge %d (%s -> %s): endpoints must be evidence in scope: %w", i, e.From, e.To, graph.ErrNotFound)
+			}
+			a, b := e.From, e.To
+			if a == b {
+				continue // no self loops
+			}
+			if a > b {
+				a, b = b, a
+			}
+			row := map[string]any{"from": a, "to": b, "w": e.Weight, "label": optString(e.Label)}
+			if k, ok := last[pair{a, b}]; ok {
+				rows[k] = row // a repeated pair keeps the last
+				continue
+			}
+			last[pair{a, b}] = len(rows)
+			rows = append(rows, row)
+		}
+		scopeList := make([]any, len(scope))
+		for i, id := range scope {
+			scopeList[i] = id
+		}
+		if len(scopeList) > 0 {
+			err := run(ctx, tx, `UNWIND $scope AS id
+MATCH (a:Evidence {id: id})-[r:SIMILAR_TO]->(b:Evidence)
+WHERE b.id IN $scope DELETE r`, map[string]any{"scope": scopeList})
+			if err != nil {
+				return err
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		list := make([]any, len(rows))
+		for i, r := range rows {
+			list[i] = r
+		}
+		return run(ctx, tx, `UNWIND $rows AS row
+MATCH (a:Evidence {id: row.from}), (b:Evidence {id: row.to})
+CREATE (a)-[r:SIMILAR_TO]->(b) SET r.weight = row.w, r.label = row.label`, map[string]any{"rows": list})
+	})
+}
+
+// PutBlob stores (overwrites) a per-session document as a byte array
+// property.
+func (s *Store) PutBlob(ctx context.Context, sessionID, key string, data []byte) error {
+	return s.write(ctx, "put blob", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if key == "" {
+			return errors.New("empty blob key")
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		return run(ctx, tx, "MERGE (b:Blob {session_id: $sid, key: $key}) SET b.data = $data",
+			map[string]any{"sid": sessionID, "key": key, "data": data})
+	})
+}
+
+// GetBlob returns a per-session document, or ErrNotFound.
+func (s *Store) GetBlob(ctx context.Context, sessionID, key string) ([]byte, error) {
+	var out []byte
+	err := s.read(ctx, "get blob", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		rec, err := single(ctx, tx, "MATCH (b:Blob {session_id: $sid, key: $key}) RETURN b.data",
+			map[string]any{"sid": sessionID, "key": key})
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return fmt.Errorf("blob %q: %w", key, graph.ErrNotFound)
+		}
+		switch v := rec.Values[0].(type) {
+		case []byte:
+			out = v
+		case []any: // an empty list has no element type
+			if len(v) != 0 {
+				return fmt.Errorf("blob %q: data is a list, not bytes", key)
+			}
+			out = []byte{}
+		case nil:
+			out = []byte{}
+		default:
+			return fmt.Errorf("blob %q: data is %T, not bytes", key, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func sortedStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,160 @@
+package research
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// PDFConverter turns PDFs into text with poppler's pdftotext (Debian
+// package poppler-utils). Why a subprocess rather than a Go library: the
+// pure-Go PDF readers on the module proxy either extract text without
+// reading order (rsc.io/pdf, ledongthuc/pdf: glyph runs, no spaces between
+// words set by positioning, no font-encoding fallbacks) or do not extract
+// text at all (pdfcpu); pdftotext handles CID fonts, ToUnicode maps,
+// ligatures and column order, is in every distribution, and a crash or
+// hang in it cannot take the worker down (it runs under a timeout in its
+// own process).
+type PDFConverter struct {
+	Path     string        // pdftotext executable; "" means "pdftotext" on PATH
+	MaxPages int           // pages converted; <= 0 means 200
+	Timeout  time.Duration // per document; <= 0 means 60 s
+	TmpDir   string        // for the temporary copy of the input; "" = os.TempDir()
+}
+
+// Available reports whether the executable can be found.
+func (p PDFConverter) Available() error {
+	_, err := exec.LookPath(p.path())
+	return err
+}
+
+func (p PDFConverter) path() string {
+	if p.Path == "" {
+		return "pdftotext"
+	}
+	return p.Path
+}
+
+// Extract converts the PDF read from r. The title is the PDF's Title
+// metadata (else empty, for the caller to fill); the text is pdftotext's
+// reading order with the lines of each text block joined, blocks and pages
+// separated by a blank line, and words hyphenated across a line break
+// joined again.
+func (p PDFConverter) Extract(ctx context.Context, r io.Reader, url string) (Document, error) {
+	f, err := os.CreateTemp(p.TmpDir, "lethe-pdf-*.pdf")
+	if err != nil {
+		return Document{}, fmt.Errorf("research: pdf temp file: %w", err)
+	}
+	defer os.Remove(f.Name())
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Document{}, fmt.Errorf("research: read PDF %s: %w", url, err)
+	}
+	doc := Document{URL: url, Kind: graph.KindPDF, Bytes: int(n)}
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	maxPages := p.MaxPages
+	if maxPages <= 0 {
+		maxPages = 200
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, p.path(), "-q", "-htmlmeta", "-enc", "UTF-8", "-l", strconv.Itoa(maxPages), f.Name(), "-")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return doc, fmt.Errorf("research: pdftotext %s: timed out after %s", url, timeout)
+		}
+		if ctx.Err() != nil {
+			return doc, ctx.Err()
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return doc, fmt.Errorf("research: pdftotext %s: not a readable PDF (exit %d) %s", url, ee.ExitCode(), strings.TrimSpace(stderr.String()))
+		}
+		return doc, fmt.Errorf("research: pdftotext %s: %w", url, err)
+	}
+	title, text := parsePdftotextHTML(stdout.Bytes())
+	doc.Title = title
+	doc.Text = reflowPDFText(text)
+	return doc, nil
+}
+
+// Extractor adapts Extract to the Extractor signature (for the corpus),
+// with no context beyond the converter's own timeout.
+func (p PDFConverter) Extractor() Extractor {
+	return func(r io.Reader, url string) (Document, error) {
+		return p.Extract(context.Background(), r, url)
+	}
+}
+
+// parsePdftotextHTML reads pdftotext -htmlmeta output: <title> and the text
+// of <pre>.
+func parsePdftotextHTML(b []byte) (title, text string) {
+	root, err := html.Parse(bytes.NewReader(bytes.ToValidUTF8(b, []byte("\uFFFD"))))
+	if err != nil {
+		return "", string(b)
+	}
+	if t := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Title }); t != nil {
+		title = collapseSpace(textContent(t))
+	}
+	if pre := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Pre }); pre != nil {
+		text = textContent(pre)
+	}
+	return title, text
+}
+
+// reflowPDFText joins the hard-wrapped lines of each block into one
+// paragraph; blank lines and form feeds separate paragraphs.
+func reflowPDFText(s string) string {
+	s = strings.ReplaceAll(s, "\f", "\n\n")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var paras []string
+	var cur strings.Builder
+	flush := func() {
+		if t := strings.TrimSpace(cur.String()); t != "" {
+			paras = append(paras, t)
+		}
+		cur.Reset()
+	}
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			flush()
+			continue
+		}
+		if cur.Len() > 0 {
+			prev := cur.String()
+			// "electro-\nlyte" → "electrolyte" when the hyphen ends a word part.
+			if strings.HasSuffix(prev, "-") && len(prev) > 1 && isLowerASCII(prev[len(prev)-2]) && isLowerASCII(line[0]) {
+				cur.Reset()
+				cur.WriteString(prev[:len(prev)-1])
+			} else {
+				cur.WriteByte(' ')
+			}
+		}
+		cur.WriteString(collapseSpace(line))
+	}
+	flush()
+	return strings.Join(paras, "\n\n")
+}
+
+func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
