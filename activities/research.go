@@ -307,6 +307,15 @@ func (a *Activities) Fetch(ctx context.Context, in FetchInput) (FetchResult, err
 	if err := putBlob(ctx, a.Store, in.SessionID, pagesKey(in.Key), docs); err != nil {
 		return FetchResult{}, err
 	}
+	failed := 0
+	for _, p := range out.Pages {
+		if p.Error != "" {
+			failed++
+		}
+	}
+	m := activity.GetMetricsHandler(ctx)
+	m.Counter("lethe_research_pages_total").Inc(int64(len(out.Pages) - failed))
+	m.Counter("lethe_research_page_errors_total").Inc(int64(failed))
 	return out, nil
 }
 

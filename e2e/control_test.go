@@ -236,7 +236,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, m := range []string{"lethe_iterations_total", "lethe_llm_latency", "lethe_psi", "temporal_workflow_completed"} {
+	for _, m := range []string{"lethe_iterations_total", "lethe_llm_latency", "lethe_psi", "lethe_research_pages_total", "temporal_workflow_completed"} {
 		if !strings.Contains(string(body), m) {
 			t.Errorf("/metrics has no %s", m)
 		}
