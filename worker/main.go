@@ -6,10 +6,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -69,6 +71,17 @@ func run(file, level, queueFlag string) error {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.Temporal.HostPort, err)
 	}
 	defer c.Close()
+	if cfg.Temporal.SearchAttributes {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		added, err := service.EnsureSearchAttributes(ctx, c, cfg.Temporal.Namespace)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if len(added) > 0 {
+			z.Info("registered search attributes", zap.Strings("attributes", added))
+		}
+	}
 	workers := service.NewWorkers(c, cfg, queues, acts)
 	z.Info("worker starting", zap.Strings("queues", queues), zap.String("temporal", cfg.Temporal.HostPort),
 		zap.String("llm", cfg.LLM.BaseURL), zap.String("embed", cfg.Embed.BaseURL), zap.String("graph", cfg.Graph.Backend),
