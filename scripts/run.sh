@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one research session on this machine: starts the Temporal dev server
-# (unless one answers on 7233), a worker, and the starter, which prints the
-# report. Called by `make run`.
+# (unless one answers on 7233), the local model servers when no model is
+# configured, a worker, and the starter, which prints the report. Called by
+# `make run`.
 set -euo pipefail
 goal=$1 dir=$2 corpus=$3
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,8 +10,36 @@ temporal=${TEMPORAL_CLI:-$root/bin/temporal}
 export LETHE_RESEARCH_CORPUS_DIR=${LETHE_RESEARCH_CORPUS_DIR:-$corpus}
 export LETHE_GRAPH_PATH=${LETHE_GRAPH_PATH:-$dir/graph.db}
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+stop_models=""
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ -n "$stop_models" ]; then bash "$root/scripts/models.sh" stop || true; fi
+}
 trap cleanup EXIT
+
+# No model configured: the local models of scripts/models.sh (installed once
+# into ~/.cache/lethe) are the embedded default, with settings for a small
+# CPU model; every LETHE_* variable you set still wins.
+if [ -z "${LETHE_LLM_BASE_URL:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
+  echo "no model configured (LETHE_LLM_BASE_URL unset): using the local models (scripts/models.sh)" >&2
+  bash "$root/scripts/models.sh" status >/dev/null 2>&1 || stop_models=1
+  bash "$root/scripts/models.sh" start
+  eval "$(bash "$root/scripts/models.sh" env)"
+  export LETHE_BUDGET_MAX_ITERATIONS=${LETHE_BUDGET_MAX_ITERATIONS:-6}
+fi
+
+# model_of URL KEY: the model a server names first in GET URL/v1/models.
+model_of() {
+  local auth=()
+  [ -n "${2:-}" ] && auth=(-H "Authorization: Bearer $2")
+  curl -fsS --max-time 5 "${auth[@]}" "${1%/}/v1/models" 2>/dev/null |
+    grep -o '"data":[[:space:]]*\[[[:space:]]*{[^{}]*"id":[[:space:]]*"[^"]*"' | head -1 | sed 's/.*"id":[[:space:]]*"//; s/"$//'
+}
+llm_url=${LETHE_LLM_BASE_URL:-http://127.0.0.1:8080}
+embed_url=${LETHE_EMBED_BASE_URL:-http://127.0.0.1:8081}
+echo "models: chat $llm_url answered as '$(model_of "$llm_url" "${LETHE_LLM_API_KEY:-}")'," \
+  "embeddings $embed_url answered as '$(model_of "$embed_url" "${LETHE_EMBED_API_KEY:-}")'" >&2
 
 if ! (exec 3<>/dev/tcp/127.0.0.1/7233) 2>/dev/null; then
   echo "starting Temporal dev server (UI http://localhost:8233, log $dir/temporal.log)" >&2

@@ -66,6 +66,7 @@ func run(goal, id, file, instructions, output string, follow bool, ps params) er
 		id = fmt.Sprintf("lethe-%d", time.Now().Unix())
 	}
 	ctx := context.Background()
+	started := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
 		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &cfg})
 	if err != nil {
@@ -87,6 +88,9 @@ func run(goal, id, file, instructions, output string, follow bool, ps params) er
 		res.StopReason, res.Iterations, res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence, res.Citations, res.RemovedCitations)
 	fmt.Fprintf(os.Stderr, "LLM: %d calls (%d repairs, %d failed), %d prompt + %d completion tokens, %.1fs in model calls\n",
 		res.Stats.LLMCalls, res.Stats.RepairCalls, res.Stats.FailedCalls, res.Stats.PromptTokens, res.Stats.CompletionToken, float64(res.Stats.LLMLatencyMS)/1000)
+	wall, llmS := time.Since(started).Seconds(), float64(res.Stats.LLMLatencyMS)/1000
+	fmt.Fprintf(os.Stderr, "time: %.1fs wall; %d tokens; %.1fs of reasoning-call latency per iteration; %.0f%% of wall time outside reasoning calls\n",
+		wall, res.Stats.PromptTokens+res.Stats.CompletionToken, llmS/float64(max(res.Iterations, 1)), 100*max(0, 1-llmS/max(wall, 1e-9)))
 	if output != "" {
 		if err := os.WriteFile(output, []byte(res.Report), 0o644); err != nil {
 			return fmt.Errorf("write report: %w", err)
