@@ -11,7 +11,8 @@ RUN_DIR ?= $(CURDIR)/lethe-data
 CORPUS ?= $(CURDIR)/testdata/corpus
 export TEMPORAL_CLI := $(TEMPORAL)
 
-.PHONY: all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop
+# test-real-models: one whole session on the local models of scripts/models.sh.
+.PHONY: test-real-models all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop
 
 all: build
 
@@ -73,3 +74,6 @@ models-stop:
 
 clean:
 	rm -rf bin lethe-data
+
+test-real-models:
+	@bash scripts/test-real-models.sh

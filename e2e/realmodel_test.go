@@ -33,7 +33,7 @@ const realModelIterations = 4
 // corpus (Debian's debian-reference-en), on the real dev server with the
 // worker as a separate process. Nothing is scripted: the assertions are
 // structural. Opt-in, because it needs the model servers and minutes of
-// CPU: scripts/ci/post-50-real-models.sh starts them and runs
+// CPU: scripts/test-real-models.sh (make test-real-models) starts them and runs
 //
 //	LETHE_TEST_REAL_MODELS=1 go test -count=1 -run TestRealModelSession -timeout 10m ./e2e/
 //
