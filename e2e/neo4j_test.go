@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -67,15 +70,74 @@ func (n *neo4jServer) params() map[string]string {
 	}
 }
 
+// chatGate holds chat requests while closed, so that a test can take a
+// server down at a known point of the loop: the session waits inside a
+// Reason call, and every store call after it meets the outage.
+type chatGate struct {
+	next http.Handler
+
+	mu      sync.Mutex
+	closed  bool
+	waiting chan struct{} // closed when a request is held
+	open    chan struct{} // closed to let held requests through
+}
+
+func newChatGate(next http.Handler) *chatGate { return &chatGate{next: next} }
+
+func (g *chatGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	closed, waiting, open := g.closed, g.waiting, g.open
+	g.mu.Unlock()
+	if closed && r.URL.Path == "/v1/chat/completions" {
+		select {
+		case <-waiting:
+		default:
+			close(waiting)
+		}
+		select {
+		case <-open:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// close makes the next chat requests wait; it returns a channel closed
+// once one does.
+func (g *chatGate) close() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed, g.waiting, g.open = true, make(chan struct{}), make(chan struct{})
+	return g.waiting
+}
+
+// release lets the held requests through and stops holding new ones.
+func (g *chatGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		g.closed = false
+		close(g.open)
+	}
+}
+
 // runNeo4jSession runs one session with the graph in Neo4j; fault, when set,
-// is called while the session runs.
-func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c client.Client)) outcome {
+// is called while the session runs, with the gate in front of the model
+// server.
+func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c client.Client, g *chatGate)) outcome {
 	t.Helper()
-	srv := llmtest.NewServer(slowScript(t))
+	model, err := llmtest.New(slowScript(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := newChatGate(model.Handler())
+	srv := httptest.NewServer(gate)
 	t.Cleanup(srv.Close)
+	t.Cleanup(gate.release)
 	dir := t.TempDir()
 	queue := "lethe-" + id
-	params := lethetest.Params(srv.URL(), dir)
+	params := lethetest.Params(srv.URL, dir)
 	extra := n.params()
 	extra["temporal.task_queue"] = queue
 	for k, v := range extra {
@@ -83,7 +145,7 @@ func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c clien
 	}
 	w := startWorker(t, params)
 	c := dial(t)
-	cfg := lethetest.Config(t, srv.URL(), dir, extra)
+	cfg := lethetest.Config(t, srv.URL, dir, extra)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,
@@ -92,7 +154,7 @@ func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c clien
 		t.Fatal(err)
 	}
 	if fault != nil {
-		fault(c)
+		fault(c, gate)
 	}
 	var out outcome
 	if err := run.Get(ctx, &out.res); err != nil {
@@ -116,10 +178,10 @@ func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c clien
 }
 
 // TestSessionSurvivesNeo4jRestart stops the Neo4j server in the middle of a
-// session (after iteration 2) and starts it again a few seconds later: the
-// store calls fail while it is down, the activities retry, and the session
-// completes with the same graph as an uninterrupted run, nothing lost or
-// duplicated.
+// session (while iteration 3 waits for the model, before its ApplyOps) and
+// starts it again a few seconds later: the store calls fail while it is
+// down, the activities retry, and the session completes with the same graph
+// as an uninterrupted run, nothing lost or duplicated.
 func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 	if os.Getenv("LETHE_TEST_NEO4J_URI") == "" {
 		if os.Getenv("CI") != "" {
@@ -139,11 +201,17 @@ func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 	checkNoDuplicates(t, base)
 
 	var down time.Duration
-	faulted := runNeo4jSession(t, n, "neo4j-restarted", func(c client.Client) {
+	faulted := runNeo4jSession(t, n, "neo4j-restarted", func(c client.Client, g *chatGate) {
 		waitIteration(t, c, "neo4j-restarted", 2) // iteration 3 is under way
-		time.Sleep(300 * time.Millisecond)
+		held := g.close()
+		select {
+		case <-held: // iteration 3 (or the assembly) is inside a model call
+		case <-time.After(2 * time.Minute):
+			t.Fatal("no chat request after iteration 2")
+		}
 		stopped := time.Now()
 		n.script(t, "stop", n.dir)
+		g.release() // the next store call meets a stopped server
 		time.Sleep(3 * time.Second)
 		n.script(t, "start", n.dir, n.uri[strings.LastIndex(n.uri, ":")+1:])
 		down = time.Since(stopped)
