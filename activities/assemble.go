@@ -3,10 +3,14 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"go.temporal.io/sdk/activity"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/graph"
@@ -193,6 +197,9 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	if strings.TrimSpace(in.Instructions) != "" {
 		system += "\n\nFormatting instructions from the user:\n" + in.Instructions
 	}
+	// The reminder comes last: small models follow the end of the prompt
+	// more than a system message read thousands of tokens earlier.
+	b.WriteString("\nWrite this part now. After each claim, put the number of the source it comes from in brackets, like [1].\n")
 	user := b.String()
 	res := ComposeResult{}
 	call := func(prompt string) (string, error) {
@@ -201,17 +208,33 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 			return "", fmt.Errorf("compose part %d: %w", in.Part, err)
 		}
 		res.Tokens += r.Usage.TotalTokens
+		res.PromptTokens += r.Usage.PromptTokens
+		res.CompletionTokens += r.Usage.CompletionTokens
+		res.LatencyMS += r.Latency.Milliseconds()
+		m := activity.GetMetricsHandler(ctx)
+		m.Timer("lethe_llm_latency").Record(r.Latency)
+		m.Counter("lethe_llm_calls_total").Inc(1)
 		return r.Content, nil
 	}
 	text, err := call(user)
 	if err != nil {
 		return ComposeResult{}, err
 	}
-	bad := CheckCitations(text, evidence)
-	if len(bad) > 0 {
+	switch bad := CheckCitations(text, evidence); {
+	case len(bad) > 0:
 		res.RepairCalls++
 		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\nThese citations are invalid: %s. A number must be one of the material's source numbers and a quoted span must appear word for word in that source. Rewrite the draft with valid citations only.",
 			user, text, strings.Join(bad, "; "))
+		if repaired, err := call(fix); err == nil {
+			text = repaired
+		}
+		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
+	case len(evidence) > 0 && len(citedNumbers(text)) == 0:
+		// A report that cites nothing cannot be checked by its reader: one
+		// call asks for the numbers; a draft that still cites nothing stands.
+		res.RepairCalls++
+		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\nThe draft cites no source. Rewrite it so that each claim ends with the number of the material's source it comes from, like [%d], and leave out claims the material does not support.",
+			user, text, slices.Min(slices.Collect(maps.Keys(evidence))))
 		if repaired, err := call(fix); err == nil {
 			text = repaired
 		}

@@ -19,7 +19,10 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 	lg := logger(ctx, in.SessionID)
 	req := llm.ChatRequest{System: in.System, User: in.User, MaxTokens: in.MaxTokens, ThinkingBudget: in.ThinkingBudget, NoThink: in.NoThink}
 	if in.Schema {
-		req.Schema, req.SchemaName = din.Schema(), "din_ops"
+		req.Schema, req.SchemaName, req.SchemaStrict = din.Schema(), "din_ops", true
+		if a.Cfg.LLM.JSONSchemaLoose {
+			req.Schema, req.SchemaStrict = din.LooseSchema(), false
+		}
 	}
 	resp, err := a.Chat.Complete(ctx, req, func(tokens int) { activity.RecordHeartbeat(ctx, tokens) })
 	if err != nil {

@@ -277,6 +277,10 @@ type ComposeResult struct {
 	RemovedCitations int    `json:"removed"`
 	RepairCalls      int    `json:"repairs"`
 	Tokens           int    `json:"tokens"`
+	// The calls' accounting, repair included, for the session's Stats.
+	PromptTokens     int   `json:"prompt_tokens,omitempty"`
+	CompletionTokens int   `json:"completion_tokens,omitempty"`
+	LatencyMS        int64 `json:"latency_ms,omitempty"`
 }
 
 // FinalizeInput closes a session's graph.

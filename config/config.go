@@ -64,6 +64,8 @@ type LLM struct {
 	APIKey            string        `mapstructure:"api_key" json:"-"`
 	Timeout           time.Duration `mapstructure:"timeout" json:"timeout"`
 	JSONSchema        bool          `mapstructure:"json_schema" json:"json_schema"`
+	JSONSchemaLoose   bool          `mapstructure:"json_schema_loose" json:"json_schema_loose"`
+	Seed              int           `mapstructure:"seed" json:"seed"`
 	ThinkingField     string        `mapstructure:"thinking_field" json:"thinking_field"`
 	Stream            bool          `mapstructure:"stream" json:"stream"`
 	Temperature       float64       `mapstructure:"temperature" json:"temperature"`

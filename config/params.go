@@ -55,6 +55,8 @@ var params = []Param{
 	p("llm.api_key", String, "", 0, 0, "bearer token for hosted APIs"),
 	p("llm.timeout", Duration, 10*time.Minute, 1, 24*3600, "one completion with a full thinking budget on a local GPU"),
 	p("llm.json_schema", Bool, false, 0, 0, "send the DIN schema as response_format when the server supports it"),
+	p("llm.json_schema_loose", Bool, false, 0, 0, "optional DIN fields left out of required (llama.cpp grammars enforce required literally); false = OpenAI strict form"),
+	p("llm.seed", Int, 0, 0, 2147483647, "sampling seed sent with every call, 0 = none; fixed, a local model's session is reproducible"),
 	p("llm.thinking_field", String, "", 0, 0, "request field carrying the thinking budget, empty when unsupported"),
 	p("llm.stream", Bool, true, 0, 0, "stream tokens so the Reason activity can heartbeat"),
 	p("llm.temperature", Float, 0.6, 0, 2, "reasoning models degrade at greedy decoding"),

@@ -289,6 +289,7 @@ const (
 	CodeMissingQuery  = "missing_query"  // web_search without a query
 	CodeUnknownArg    = "unknown_arg"    // a tool argument the tool does not take
 	CodeBadSource     = "bad_source"     // evidence source is not an http(s) URL
+	CodeOpenSubtasks  = "open_subtasks"  // complete on a task the answer also gives open subtasks
 )
 
 // Error is one problem with an answer. Index is the position of the op in

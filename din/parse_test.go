@@ -11,13 +11,13 @@ import (
 // testKnown is the session used by the tests: the root, a PENDING, an
 // ACTIVE, a DONE and a FAILED task.
 func testKnown() Known {
-	return Known{
+	return Known{Status: map[string]graph.Status{
 		"root": graph.Active,
 		"t1":   graph.Pending,
 		"t2":   graph.Active,
 		"t3":   graph.Done,
 		"t4":   graph.Failed,
-	}
+	}, Active: "root"}
 }
 
 func TestParseValidOps(t *testing.T) {
@@ -69,17 +69,32 @@ func TestParseValidOps(t *testing.T) {
 			{"op":"depend","task":"b","on":"a"},
 			{"op":"call","task":"a","tool":"web_search","args":{"query":"q"}},
 			{"op":"evidence","task":"b","content":"c","embed_text":"e"},
-			{"op":"complete","task":"a","result":"r","embed_text":"e"},
-			{"op":"continue","task":"b"}]}`,
+			{"op":"complete","task":"b","result":"r","embed_text":"e"},
+			{"op":"continue","task":"a"}]}`,
 			[]Op{
 				{Op: "create", ID: "a", Description: "d", EmbedText: "e"},
 				{Op: "create", ID: "b", Description: "d", EmbedText: "e", Parent: "a", DependsOn: []string{"a"}},
 				{Op: "depend", Task: "b", On: "a"},
 				{Op: "call", Task: "a", Tool: "web_search", Args: map[string]string{"query": "q"}},
 				{Op: "evidence", Task: "b", Content: "c", EmbedText: "e"},
-				{Op: "complete", Task: "a", Result: "r", EmbedText: "e"},
-				{Op: "continue", Task: "b"},
+				{Op: "complete", Task: "b", Result: "r", EmbedText: "e"},
+				{Op: "continue", Task: "a"},
 			}},
+		{"complete a task whose new subtasks the answer closes", `{"ops":[
+			{"op":"create","id":"x","description":"d","embed_text":"e","parent":"t1"},
+			{"op":"create","id":"y","description":"d","embed_text":"e","parent":"t1"},
+			{"op":"complete","task":"x","result":"r","embed_text":"e"},
+			{"op":"fail","task":"y","reason":"r"},
+			{"op":"complete","task":"t1","result":"r","embed_text":"e"}]}`,
+			[]Op{
+				{Op: "create", ID: "x", Description: "d", EmbedText: "e", Parent: "t1"},
+				{Op: "create", ID: "y", Description: "d", EmbedText: "e", Parent: "t1"},
+				{Op: "complete", Task: "x", Result: "r", EmbedText: "e"},
+				{Op: "fail", Task: "y", Reason: "r"},
+				{Op: "complete", Task: "t1", Result: "r", EmbedText: "e"},
+			}},
+		{"complete the active task, subtasks planned elsewhere", `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e","parent":"t1"},{"op":"complete","task":"root","result":"r","embed_text":"e"}]}`,
+			[]Op{{Op: "create", ID: "x", Description: "d", EmbedText: "e", Parent: "t1"}, {Op: "complete", Task: "root", Result: "r", EmbedText: "e"}}},
 		{"complete twice", `{"ops":[{"op":"complete","task":"t1","result":"r","embed_text":"e"},{"op":"complete","task":"t1","result":"r2","embed_text":"e"}]}`,
 			[]Op{{Op: "complete", Task: "t1", Result: "r", EmbedText: "e"}, {Op: "complete", Task: "t1", Result: "r2", EmbedText: "e"}}},
 		{"unicode and escapes", `{"ops":[{"op":"evidence","task":"t2","content":"Zürich \"quoted\" {brace} \u00e9","embed_text":"日本語"}]}`,
@@ -234,6 +249,12 @@ func TestParseErrors(t *testing.T) {
 		{"update root", `{"ops":[{"op":"update","task":"root","description":"d","embed_text":"e"}]}`, Limits{},
 			[]want{{0, "task", CodeRootGoal}}, "cannot be rewritten"},
 		{"fail root", `{"ops":[{"op":"fail","task":"root","reason":"r"}]}`, Limits{}, []want{{0, "task", CodeRootGoal}}, "cannot be failed"},
+		{"complete a task the answer plans subtasks under", `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e","parent":"t1"},{"op":"complete","task":"t1","result":"r","embed_text":"e"}]}`, Limits{},
+			[]want{{1, "task", CodeOpenSubtasks}}, `creates subtasks of "t1" (x)`},
+		{"complete the active task after creating subtasks without a parent", `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e"},{"op":"create","id":"y","description":"d","embed_text":"e","depends_on":["x"]},{"op":"complete","task":"root","result":"r","embed_text":"e"}]}`, Limits{},
+			[]want{{2, "task", CodeOpenSubtasks}}, `creates subtasks of "root" (x, y)`},
+		{"complete before creating the subtask", `{"ops":[{"op":"complete","task":"t1","result":"r","embed_text":"e"},{"op":"create","id":"x","description":"d","embed_text":"e","parent":"t1"}]}`, Limits{},
+			[]want{{0, "task", CodeOpenSubtasks}}, "drop the complete"},
 		{"self-dependency", `{"ops":[{"op":"depend","task":"t1","on":"t1"}]}`, Limits{}, []want{{0, "on", CodeSelfReference}}, "depend on itself"},
 		{"own parent", `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e","parent":"x"}]}`, Limits{},
 			[]want{{0, "parent", CodeSelfReference}}, "own parent"},

@@ -122,6 +122,7 @@ Reply with exactly one JSON object and nothing else: {"ops":[ ... ]}. No prose, 
 - Look facts up with web_search instead of relying on memory. Never invent facts, quotes or URLs; results arrive as evidence in a later turn. One focused question per query; several calls are fine.
 - Split a broad task into focused subtasks with create. Do not create a task that duplicates one already in the context.
 - When the evidence answers your task, complete it: the result is a self-contained synthesis that keeps the important details and the source URLs.
+- Never complete a task in the same answer that creates subtasks under it: the subtasks would never run.
 - If your task still needs work after this turn (for example it waits for search results or subtasks), continue it; otherwise it is not picked up again.
 - If a task cannot be done or is not worth doing, fail it with the reason, so nobody repeats it.
 - When the goal is answered by what the graph holds, complete "root" with the full answer. That ends the research.
@@ -205,8 +206,8 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// Schema returns the JSON Schema of a DIN-Write answer, for response_format
-// {"type":"json_schema"} on OpenAI-compatible servers.
+// Schema returns the JSON Schema of a DIN-Write answer in OpenAI's strict
+// form, for response_format {"type":"json_schema","strict":true}.
 //
 // It sticks to the subset both OpenAI structured outputs (strict mode) and
 // llama.cpp's grammar converter accept: type, properties, required,
@@ -218,14 +219,27 @@ func oneLine(s string) string {
 // operation before its fields. The schema cannot express references to
 // existing ids, limits or FAILED targets: Validate still runs on every
 // answer.
-func Schema() []byte {
+func Schema() []byte { return schema(true) }
+
+// LooseSchema is Schema for decoders without a strict mode (llama.cpp's
+// grammar): an optional field is left out of "required" and is not
+// nullable. A grammar decoder enforces "required" literally, so with the
+// strict form a small model must write every optional field and fills them
+// with invented ids (a parent that is the task itself, dependencies that do
+// not exist); with this form it leaves them out. Parse reads both the same
+// way. Measured in docs/models.md.
+func LooseSchema() []byte { return schema(false) }
+
+func schema(strict bool) []byte {
 	variants := make([]any, 0, len(opSpecs))
 	for _, s := range opSpecs {
 		props := omap{{"op", omap{{"type", "string"}, {"const", s.name}}}}
 		required := []string{"op"}
 		for _, f := range s.fields {
-			props = append(props, kv{f.name, fieldSchema(f)})
-			required = append(required, f.name)
+			props = append(props, kv{f.name, fieldSchema(f, strict)})
+			if strict || f.required {
+				required = append(required, f.name)
+			}
 		}
 		variants = append(variants, omap{
 			{"type", "object"},
@@ -250,9 +264,12 @@ func Schema() []byte {
 	return out
 }
 
-func fieldSchema(f fieldSpec) omap {
+// fieldSchema is one field's schema; an optional field admits null in the
+// strict form only.
+func fieldSchema(f fieldSpec, strict bool) omap {
+	nullable := strict && !f.required
 	var typ any = "string"
-	if !f.required {
+	if nullable {
 		typ = []string{"string", "null"}
 	}
 	m := omap{{"type", typ}}
@@ -260,7 +277,11 @@ func fieldSchema(f fieldSpec) omap {
 	case kNewID:
 		m = append(m, kv{"pattern", ShortIDPattern})
 	case kRefList:
-		m = omap{{"type", []string{"array", "null"}}, {"items", omap{{"type", "string"}}}}
+		typ = "array"
+		if nullable {
+			typ = []string{"array", "null"}
+		}
+		m = omap{{"type", typ}, {"items", omap{{"type", "string"}}}}
 	case kTool:
 		m = append(m, kv{"enum", Tools()})
 	case kArgs:

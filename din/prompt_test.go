@@ -15,14 +15,14 @@ import (
 // contextKnown collects the task ids an example's DIN-Read context shows,
 // so the test also checks that examples only use ids the model can see.
 func contextKnown(ctx string) Known {
-	k := Known{graph.RootShortID: graph.Active}
+	k := Known{Status: map[string]graph.Status{graph.RootShortID: graph.Active}}
 	focus := regexp.MustCompile(`^YOUR TASK: \[([A-Za-z0-9_-]+)\]`)
 	for _, l := range strings.Split(ctx, "\n") {
 		if m := focus.FindStringSubmatch(l); m != nil {
-			k[m[1]] = graph.Active
+			k.Status[m[1]] = graph.Active
 		}
 		if f := strings.Fields(l); len(f) >= 3 && f[0] == "T" {
-			k[f[1]] = graph.Status(f[2])
+			k.Status[f[1]] = graph.Status(f[2])
 		}
 	}
 	return k
@@ -193,14 +193,91 @@ func TestSchemaShape(t *testing.T) {
 }
 
 // TestSchemaAgreesWithParse runs a small validator for the schema subset:
-// answers Parse accepts (with optional fields as null, as strict decoding
-// writes them) conform to the schema, and structurally wrong ones do not.
+// answers Parse accepts conform to both forms of the schema (with optional
+// fields as null for the strict form, as strict decoding writes them, and
+// left out for the loose form), and structurally wrong ones conform to
+// neither.
 func TestSchemaAgreesWithParse(t *testing.T) {
-	var schema any
-	if err := json.Unmarshal(Schema(), &schema); err != nil {
+	for _, form := range []struct {
+		name   string
+		schema []byte
+		strict bool
+	}{{"strict", Schema(), true}, {"loose", LooseSchema(), false}} {
+		t.Run(form.name, func(t *testing.T) {
+			var schema any
+			if err := json.Unmarshal(form.schema, &schema); err != nil {
+				t.Fatal(err)
+			}
+			nulls := regexp.MustCompile(`,"[a-z_]+":null`)
+			for _, in := range schemaConform {
+				if !form.strict {
+					in = nulls.ReplaceAllString(in, "")
+				}
+				if _, errs := Parse(in, testKnown(), DefaultLimits()); len(errs) > 0 {
+					t.Errorf("Parse rejects %s: %v", in, errs)
+				}
+				var v any
+				_ = json.Unmarshal([]byte(in), &v)
+				if err := schemaCheck(schema, v); err != nil {
+					t.Errorf("schema rejects %s: %v", in, err)
+				}
+			}
+			for _, in := range schemaReject {
+				var v any
+				_ = json.Unmarshal([]byte(in), &v)
+				if schemaCheck(schema, v) == nil {
+					t.Errorf("schema accepts %s", in)
+				}
+				if _, errs := Parse(in, testKnown(), DefaultLimits()); len(errs) == 0 {
+					t.Errorf("Parse accepts %s", in)
+				}
+			}
+		})
+	}
+}
+
+// TestSchemaForms pins the one difference of the two forms: the strict
+// form makes the model write every optional field (null when unused), the
+// loose form lets it leave them out and admits no null. Parse takes both.
+func TestSchemaForms(t *testing.T) {
+	var strict, loose any
+	if err := json.Unmarshal(Schema(), &strict); err != nil {
 		t.Fatal(err)
 	}
-	conform := []string{
+	if err := json.Unmarshal(LooseSchema(), &loose); err != nil {
+		t.Fatal(err)
+	}
+	omitted := `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e"}]}`
+	nulled := `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e","parent":null,"depends_on":null}]}`
+	for _, c := range []struct {
+		name   string
+		schema any
+		in     string
+		ok     bool
+	}{
+		{"strict, fields left out", strict, omitted, false},
+		{"strict, fields null", strict, nulled, true},
+		{"loose, fields left out", loose, omitted, true},
+		{"loose, fields null", loose, nulled, false},
+	} {
+		var v any
+		_ = json.Unmarshal([]byte(c.in), &v)
+		if err := schemaCheck(c.schema, v); (err == nil) != c.ok {
+			t.Errorf("%s: schema check error %v, want ok=%v", c.name, err, c.ok)
+		}
+		if _, errs := Parse(c.in, testKnown(), DefaultLimits()); len(errs) > 0 {
+			t.Errorf("%s: Parse rejects %s: %v", c.name, c.in, errs)
+		}
+	}
+	for i := range opSpecs {
+		if s, l := propertyOrder(t, Schema(), i), propertyOrder(t, LooseSchema(), i); !reflect.DeepEqual(s, l) {
+			t.Errorf("%s: strict order %v, loose order %v", opSpecs[i].name, s, l)
+		}
+	}
+}
+
+var (
+	schemaConform = []string{
 		`{"ops":[]}`,
 		`{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e","parent":null,"depends_on":null}]}`,
 		`{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e","parent":"t1","depends_on":["t2"]}]}`,
@@ -212,17 +289,7 @@ func TestSchemaAgreesWithParse(t *testing.T) {
 		`{"ops":[{"op":"evidence","task":"t1","content":"c","embed_text":"e","source":null}]}`,
 		`{"ops":[{"op":"call","task":"t1","tool":"web_search","args":{"query":"q"}}]}`,
 	}
-	for _, in := range conform {
-		if _, errs := Parse(in, testKnown(), DefaultLimits()); len(errs) > 0 {
-			t.Errorf("Parse rejects %s: %v", in, errs)
-		}
-		var v any
-		_ = json.Unmarshal([]byte(in), &v)
-		if err := schemaCheck(schema, v); err != nil {
-			t.Errorf("schema rejects %s: %v", in, err)
-		}
-	}
-	reject := []string{
+	schemaReject = []string{
 		`{}`,
 		`{"ops":[],"x":1}`,
 		`{"ops":[{"op":"delete","task":"t1"}]}`,
@@ -232,17 +299,7 @@ func TestSchemaAgreesWithParse(t *testing.T) {
 		`{"ops":[{"op":"call","task":"t1","tool":"web_search","args":{}}]}`,
 		`{"ops":[{"op":"fail","task":"t1","reason":3}]}`,
 	}
-	for _, in := range reject {
-		var v any
-		_ = json.Unmarshal([]byte(in), &v)
-		if schemaCheck(schema, v) == nil {
-			t.Errorf("schema accepts %s", in)
-		}
-		if _, errs := Parse(in, testKnown(), DefaultLimits()); len(errs) == 0 {
-			t.Errorf("Parse accepts %s", in)
-		}
-	}
-}
+)
 
 // schemaCheck validates v against the keyword subset Schema uses.
 func schemaCheck(schema, v any) error {

@@ -11,10 +11,15 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
-// Known maps the short id of every task of the current session to its
-// status. Ids of other sessions must not be in it: a reference to them is an
-// unknown id.
-type Known map[string]graph.Status
+// Known is what validation knows of the current session's tasks. Ids of
+// other sessions must not be in it: a reference to them is an unknown id.
+type Known struct {
+	// Status maps the short id of every task to its status.
+	Status map[string]graph.Status
+	// Active is the task the answer is for: the parent of a create that
+	// names none, as the apply step makes it.
+	Active string
+}
 
 var shortIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
@@ -39,6 +44,12 @@ const ShortIDPattern = `^[A-Za-z0-9_-]{1,32}$`
 //     revise the result); update and fail do not target the root goal, which
 //     is the user's question and must end answered;
 //   - no task is its own parent or dependency, and depends_on has no repeats;
+//   - complete does not close a task under which the same answer creates
+//     subtasks that it leaves open (PENDING or ACTIVE at its end): they would
+//     never run, so the plan and the result contradict each other (a small
+//     model otherwise plans subtasks and completes the goal in one answer,
+//     from its own knowledge). Subtasks from earlier answers do not count:
+//     the model may judge them unneeded, as the seeds allow;
 //   - call names a known tool with the arguments it takes (web_search needs a
 //     non-empty query);
 //   - evidence sources are http(s) URLs;
@@ -54,11 +65,12 @@ type validator struct {
 	lim     Limits
 	created map[string]bool         // ids created earlier in this answer
 	status  map[string]graph.Status // status changes made earlier in this answer
+	parent  map[string]string       // parents of the tasks created in this answer
 	errs    []Error
 }
 
 func validate(ops []Op, known Known, lim Limits, metas []opMeta) []Error {
-	v := &validator{known: known, lim: lim.withDefaults(), created: map[string]bool{}, status: map[string]graph.Status{}}
+	v := &validator{known: known, lim: lim.withDefaults(), created: map[string]bool{}, status: map[string]graph.Status{}, parent: map[string]string{}}
 	if len(ops) > v.lim.MaxOps {
 		v.add(errf(-1, "", "", CodeTooManyOps,
 			"the answer has %d ops but at most %d are allowed: keep the most important ones", len(ops), v.lim.MaxOps))
@@ -73,6 +85,7 @@ func validate(ops []Op, known Known, lim Limits, metas []opMeta) []Error {
 		}
 		v.op(i, &ops[i], meta)
 	}
+	v.openSubtasks(ops, metas)
 	return v.errs
 }
 
@@ -84,7 +97,7 @@ func (v *validator) exists(id string) bool {
 	if v.created[id] {
 		return true
 	}
-	_, ok := v.known[id]
+	_, ok := v.known.Status[id]
 	return ok
 }
 
@@ -92,7 +105,7 @@ func (v *validator) statusOf(id string) graph.Status {
 	if s, ok := v.status[id]; ok {
 		return s
 	}
-	return v.known[id]
+	return v.known.Status[id]
 }
 
 func (v *validator) op(i int, o *Op, meta opMeta) {
@@ -258,7 +271,7 @@ func (v *validator) suggest(id string) string {
 		return bare
 	}
 	var ids []string
-	for k := range v.known {
+	for k := range v.known.Status {
 		ids = append(ids, k)
 	}
 	for k := range v.created {
@@ -344,6 +357,10 @@ func (v *validator) transition(o *Op) {
 		if shortIDPattern.MatchString(o.ID) && !v.exists(o.ID) {
 			v.created[o.ID] = true
 			v.status[o.ID] = graph.Pending
+			v.parent[o.ID] = o.Parent
+			if o.Parent == "" {
+				v.parent[o.ID] = v.known.Active
+			}
 		}
 	case OpComplete:
 		if v.exists(o.Task) && v.statusOf(o.Task) != graph.Failed {
@@ -359,6 +376,34 @@ func (v *validator) transition(o *Op) {
 				v.status[o.Task] = graph.Pending
 			}
 		}
+	}
+}
+
+// openSubtasks checks, once every op has been applied in order, that no
+// complete leaves open a subtask that the same answer creates under its task.
+// The error sits on the complete op and names the subtasks.
+func (v *validator) openSubtasks(ops []Op, metas []opMeta) {
+	children := map[string][]string{}
+	for id, p := range v.parent {
+		children[p] = append(children[p], id)
+	}
+	for i := range ops {
+		o := &ops[i]
+		if o.Op != OpComplete || (metas != nil && metas[i].skip) || v.statusOf(o.Task) != graph.Done {
+			continue
+		}
+		var open []string
+		for _, c := range children[o.Task] {
+			if s := v.statusOf(c); s == graph.Pending || s == graph.Active {
+				open = append(open, c)
+			}
+		}
+		if len(open) == 0 {
+			continue
+		}
+		sort.Strings(open)
+		v.add(errf(i, o.Op, "task", CodeOpenSubtasks,
+			"this answer creates subtasks of %q (%s) and completes %q: drop the complete and let the subtasks run (research them with %s), or drop the subtasks", o.Task, strings.Join(open, ", "), o.Task, ToolWebSearch))
 	}
 }
 

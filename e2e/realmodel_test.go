@@ -32,15 +32,16 @@ const realModelIterations = 4
 // chat and embedding servers of scripts/models.sh) over a real offline
 // corpus (Debian's debian-reference-en), on the real dev server with the
 // worker as a separate process. Nothing is scripted: the assertions are
-// structural. Opt-in, because it needs the model servers and minutes of
-// CPU: scripts/test-real-models.sh (make test-real-models) starts them and runs
+// structural. It needs the model servers and minutes of CPU, so it runs
+// when asked: .ci/run does, last (scripts/ci/post-50-real-models.sh), and
+// so does make test-real-models; by hand,
 //
 //	LETHE_TEST_REAL_MODELS=1 go test -count=1 -run TestRealModelSession -timeout 10m ./e2e/
 //
-// (LETHE_REAL_MODELS=1 works too). LETHE_TEST_CHAT_URL, LETHE_TEST_EMBED_URL
-// and LETHE_TEST_CORPUS_DIR point it elsewhere.
+// LETHE_TEST_CHAT_URL, LETHE_TEST_EMBED_URL and LETHE_TEST_CORPUS_DIR point
+// it elsewhere; LETHE_TEST_SEED changes the sampling seed (default 1).
 func TestRealModelSession(t *testing.T) {
-	if os.Getenv("LETHE_TEST_REAL_MODELS") != "1" && os.Getenv("LETHE_REAL_MODELS") != "1" {
+	if os.Getenv("LETHE_TEST_REAL_MODELS") != "1" {
 		t.Skip("real models not requested (LETHE_TEST_REAL_MODELS=1 after scripts/models.sh start)")
 	}
 	chatURL := realEnv("LETHE_TEST_CHAT_URL", "http://127.0.0.1:8080")
@@ -56,28 +57,33 @@ func TestRealModelSession(t *testing.T) {
 	// search) so that even a session whose answers keep failing validation
 	// fits the test's ten minutes.
 	params := map[string]string{
-		"llm.base_url":              chatURL,
-		"embed.base_url":            embedURL,
-		"llm.json_schema":           "true",
-		"llm.stream":                "false",
-		"llm.timeout":               "5m",
-		"thinking.min_tokens":       "0",
-		"thinking.max_tokens":       "0",
-		"thinking.output_tokens":    "384",
-		"llm.compose_tokens":        "512",
-		"context.token_budget":      "1000",
-		"embed.query_prefix":        "",
-		"embed.doc_prefix":          "",
-		"llm.max_repair_attempts":   "1",
-		"research.corpus_dir":       corpus,
-		"embed.timeout":             "5m",
-		"temporal.activity_timeout": "5m",
-		"research.batch_size":       "1",
-		"research.max_pages":        "2",
-		"research.max_time":         "90s",
-		"graph.path":                filepath.Join(dir, "graph.db"),
-		"budget.max_iterations":     fmt.Sprint(realModelIterations),
-		"temporal.task_queue":       queue,
+		"llm.base_url":                 chatURL,
+		"embed.base_url":               embedURL,
+		"llm.json_schema":              "true",
+		"llm.json_schema_loose":        "true",
+		"llm.seed":                     realEnv("LETHE_TEST_SEED", "1"),
+		"llm.stream":                   "false",
+		"llm.timeout":                  "5m",
+		"thinking.min_tokens":          "0",
+		"thinking.max_tokens":          "0",
+		"thinking.output_tokens":       "384",
+		"llm.compose_tokens":           "512",
+		"context.token_budget":         "1000",
+		"embed.query_prefix":           "",
+		"embed.doc_prefix":             "",
+		"llm.max_repair_attempts":      "1",
+		"research.corpus_dir":          corpus,
+		"embed.timeout":                "5m",
+		"temporal.activity_timeout":    "5m",
+		"research.batch_size":          "1",
+		"research.max_pages":           "2",
+		"research.max_time":            "90s",
+		"assembly.leaf_evidence":       "8",
+		"assembly.leaf_evidence_chars": "400",
+		"assembly.done_evidence":       "3",
+		"graph.path":                   filepath.Join(dir, "graph.db"),
+		"budget.max_iterations":        fmt.Sprint(realModelIterations),
+		"temporal.task_queue":          queue,
 	}
 	w := startWorker(t, params)
 	c := dial(t)

@@ -55,6 +55,10 @@ type ChatRequest struct {
 	// Schema is a JSON schema for the answer, sent as response_format when
 	// ChatConfig.JSONSchema is on; nil = free text.
 	Schema []byte
+	// SchemaStrict marks Schema as written for OpenAI's strict mode (every
+	// property required, optional ones nullable) and asks for it; a schema
+	// with optional properties must be sent without it.
+	SchemaStrict bool
 	// SchemaName names the schema in response_format ("response" if empty).
 	SchemaName string
 }
@@ -197,7 +201,7 @@ func (c *ChatClient) RequestBody(req ChatRequest) (map[string]any, error) {
 			"json_schema": map[string]any{
 				"name":   sanitizeSchemaName(req.SchemaName),
 				"schema": json.RawMessage(req.Schema),
-				"strict": true,
+				"strict": req.SchemaStrict,
 			},
 		}
 	}

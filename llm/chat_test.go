@@ -107,7 +107,7 @@ func TestCompleteRequestFields(t *testing.T) {
 	c := llm.NewChatClient(cfg, ts.Client())
 
 	resp, err := c.Complete(context.Background(), llm.ChatRequest{System: "S", User: "U", MaxTokens: 1000,
-		ThinkingBudget: 4000, Schema: schema, SchemaName: "din ops"}, nil)
+		ThinkingBudget: 4000, Schema: schema, SchemaName: "din ops", SchemaStrict: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +142,15 @@ func TestCompleteRequestFields(t *testing.T) {
 	}
 	if _, ok := b["stream"]; ok {
 		t.Errorf("stream sent in non-stream mode")
+	}
+
+	// A schema not written for strict mode is sent with strict false.
+	if _, err := c.Complete(context.Background(), llm.ChatRequest{User: "U", Schema: schema}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rf, _ = cp.last(t)["response_format"].(map[string]any)
+	if js, _ := rf["json_schema"].(map[string]any); js["strict"] != false {
+		t.Errorf("response_format of a non-strict schema %v", rf)
 	}
 
 	// NoThink: enable_thinking false, no budget field, no budget tokens.

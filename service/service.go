@@ -65,7 +65,7 @@ func NewActivities(cfg config.Config, src config.Sources, store graph.Store) (*a
 		Chat: llm.NewChatClient(llm.ChatConfig{
 			BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout,
 			JSONSchema: cfg.LLM.JSONSchema, ThinkingField: cfg.LLM.ThinkingField, Stream: cfg.LLM.Stream,
-			Temperature: cfg.LLM.Temperature,
+			Temperature: cfg.LLM.Temperature, Seed: cfg.LLM.Seed,
 		}, hc),
 		Embed: llm.NewEmbedClient(llm.EmbedConfig{
 			BaseURL: cfg.Embed.BaseURL, Model: cfg.Embed.Model, APIKey: cfg.Embed.APIKey, Timeout: cfg.Embed.Timeout,

@@ -54,6 +54,9 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 			s.st.Stats.LLMCalls += 1 + part.RepairCalls
 			s.st.Stats.RepairCalls += part.RepairCalls
 			s.st.Tokens += part.Tokens
+			s.st.Stats.PromptTokens += part.PromptTokens
+			s.st.Stats.CompletionToken += part.CompletionTokens
+			s.st.Stats.LLMLatencyMS += part.LatencyMS
 			for _, n := range part.Cited {
 				cited[n] = true
 			}

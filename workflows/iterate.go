@@ -97,7 +97,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	s.st.Guides = nil // shown in this DIN-Read
 
 	tasks := withStatus(rs.Tasks, sel, graph.Active)
-	ops, ok := s.reason(ctx, iter, user, known(tasks))
+	ops, ok := s.reason(ctx, iter, user, known(tasks, sel))
 	newEvidence, hadCalls := 0, false
 	if ok {
 		var out activities.ApplyOutput

@@ -210,11 +210,12 @@ func (s *session) progress() (Progress, error) {
 	}, nil
 }
 
-// known maps every short id of the session to its status, for validation.
-func known(tasks []activities.TaskInfo) din.Known {
-	k := make(din.Known, len(tasks))
+// known is what validation needs of the session's tasks: every short id with
+// its status, and the task the answer is for.
+func known(tasks []activities.TaskInfo, active string) din.Known {
+	k := din.Known{Status: make(map[string]graph.Status, len(tasks)), Active: active}
 	for _, t := range tasks {
-		k[t.ShortID] = t.Status
+		k.Status[t.ShortID] = t.Status
 	}
 	return k
 }

@@ -1,6 +1,9 @@
 package workflows_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -252,5 +256,113 @@ func TestSessionWithCLIInputResolvesConfigOnWorker(t *testing.T) {
 	}
 	if r.res.StopReason != workflows.StopMaxIterations || r.res.Iterations != 3 {
 		t.Fatalf("stop %q after %d iterations, want max_iterations after 3", r.res.StopReason, r.res.Iterations)
+	}
+}
+
+// TestReasonSendsSchemaForm checks what the Reason activity sends with
+// llm.json_schema on: the strict form with "strict": true by default, the
+// loose form (optional fields not required) with "strict": false when
+// llm.json_schema_loose is set; and the seed of llm.seed with every call.
+func TestReasonSendsSchemaForm(t *testing.T) {
+	for _, loose := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loose=%v", loose), func(t *testing.T) {
+			r := runSession(t, lethetest.Script(t, "battery_root_done"), map[string]string{
+				"llm.json_schema": "true", "llm.json_schema_loose": fmt.Sprint(loose), "llm.seed": "42",
+			})
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			want := din.Schema()
+			if loose {
+				want = din.LooseSchema()
+			}
+			n := 0
+			for _, q := range r.llm.Requests() {
+				if q.Path != "/v1/chat/completions" || q.Body == "" {
+					continue
+				}
+				var body struct {
+					Seed           int `json:"seed"`
+					ResponseFormat struct {
+						JSONSchema struct {
+							Strict bool            `json:"strict"`
+							Schema json.RawMessage `json:"schema"`
+						} `json:"json_schema"`
+					} `json:"response_format"`
+				}
+				if err := json.Unmarshal([]byte(q.Body), &body); err != nil {
+					t.Fatal(err)
+				}
+				if body.Seed != 42 {
+					t.Errorf("seed %d, want 42", body.Seed)
+				}
+				js := body.ResponseFormat.JSONSchema
+				if js.Schema == nil {
+					continue // an assembly call: free text
+				}
+				n++
+				if js.Strict == loose || !bytes.Equal(js.Schema, want) {
+					t.Errorf("strict %v, schema %.120s…; want strict %v and the %s form", js.Strict, js.Schema, !loose, map[bool]string{false: "strict", true: "loose"}[loose])
+				}
+			}
+			if n == 0 {
+				t.Error("no reasoning call carried a schema")
+			}
+		})
+	}
+}
+
+// TestStatsCountCompositionCalls: the session's LLM accounting covers every
+// chat call, the assembly's composition and repair calls included, so a
+// user reading llm_latency_ms sees all the time spent in the model.
+func TestStatsCountCompositionCalls(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	s := lethetest.Script(t, "battery_no_ready")
+	for i := range s.Rules {
+		s.Rules[i].DelayMS = int(delay.Milliseconds())
+	}
+	r := runSession(t, s, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	chats := r.llm.ChatCount()
+	if r.res.Stats.LLMCalls != chats {
+		t.Errorf("stats count %d LLM calls, the server answered %d", r.res.Stats.LLMCalls, chats)
+	}
+	if got, min := time.Duration(r.res.Stats.LLMLatencyMS)*time.Millisecond, time.Duration(chats)*delay; got < min {
+		t.Errorf("llm latency %v for %d calls of at least %v each", got, chats, delay)
+	}
+	used := rulesUsed(r.llm)
+	compose := 0
+	for _, q := range r.llm.Requests() {
+		if q.Path == "/v1/chat/completions" && strings.Contains(q.User, "This is part ") {
+			compose++
+		}
+	}
+	if compose < 2 { // the draft and its repair
+		t.Errorf("%d composition calls, want the draft and its repair; rules %v", compose, used)
+	}
+}
+
+// TestComposeAsksForCitationsOnce: a draft that cites nothing gets one
+// repair call asking for source numbers; the cited rewrite is the report.
+func TestComposeAsksForCitationsOnce(t *testing.T) {
+	s := lethetest.Script(t, "battery_no_ready")
+	uncited := llmtest.Rule{Name: "compose-uncited", Match: []string{"^Goal: "}, Not: []string{"The draft cites no source"},
+		Reply: "## Dendrites\n\nLithium dendrites penetrate the solid electrolyte along grain boundaries."}
+	s.Rules = append([]llmtest.Rule{uncited}, s.Rules...)
+	r := runSession(t, s, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	used := rulesUsed(r.llm)
+	if used["compose-uncited"] != 1 || used["compose"] != 1 {
+		t.Fatalf("want one uncited draft and one repair; rules used %v", used)
+	}
+	if r.res.Citations == 0 || !strings.Contains(r.res.Report, "[1]") {
+		t.Errorf("the repaired report cites nothing:\n%s", r.res.Report)
+	}
+	if r.res.Stats.RepairCalls == 0 {
+		t.Errorf("the citation repair is not counted: %+v", r.res.Stats)
 	}
 }

@@ -98,15 +98,18 @@ func (st *SessionState) maxWallClock(base time.Duration) time.Duration {
 
 // Stats counts work for the result and for progress.
 type Stats struct {
-	LLMCalls        int   `json:"llm_calls"`
-	RepairCalls     int   `json:"repair_calls"`
-	FailedCalls     int   `json:"failed_calls"`
-	InvalidAnswers  int   `json:"invalid_answers"`
-	AppliedOps      int   `json:"applied_ops"`
-	RolledBack      int   `json:"rolled_back"`
-	WebSearches     int   `json:"web_searches"`
-	DuplicateCalls  int   `json:"duplicate_calls"`
-	NewEvidence     int   `json:"new_evidence"`
+	LLMCalls       int `json:"llm_calls"`
+	RepairCalls    int `json:"repair_calls"`
+	FailedCalls    int `json:"failed_calls"`
+	InvalidAnswers int `json:"invalid_answers"`
+	AppliedOps     int `json:"applied_ops"`
+	RolledBack     int `json:"rolled_back"`
+	WebSearches    int `json:"web_searches"`
+	DuplicateCalls int `json:"duplicate_calls"`
+	NewEvidence    int `json:"new_evidence"`
+	// LLMLatencyMS sums the latency of every chat call, reasoning and
+	// composition; the parts of an assembly run in parallel, so the sum can
+	// exceed their wall time.
 	LLMLatencyMS    int64 `json:"llm_latency_ms"`
 	PromptTokens    int   `json:"prompt_tokens"`
 	CompletionToken int   `json:"completion_tokens"`
