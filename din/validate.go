@@ -383,9 +383,15 @@ func (v *validator) transition(o *Op) {
 // complete leaves open a subtask that the same answer creates under its task.
 // The error sits on the complete op and names the subtasks.
 func (v *validator) openSubtasks(ops []Op, metas []opMeta) {
+	// In op order, not map order: the workflow validates, so the errors
+	// must not depend on map iteration.
 	children := map[string][]string{}
-	for id, p := range v.parent {
-		children[p] = append(children[p], id)
+	seen := map[string]bool{}
+	for i := range ops {
+		if p, ok := v.parent[ops[i].ID]; ok && ops[i].Op == OpCreate && !seen[ops[i].ID] {
+			seen[ops[i].ID] = true
+			children[p] = append(children[p], ops[i].ID)
+		}
 	}
 	for i := range ops {
 		o := &ops[i]
@@ -401,7 +407,6 @@ func (v *validator) openSubtasks(ops []Op, metas []opMeta) {
 		if len(open) == 0 {
 			continue
 		}
-		sort.Strings(open)
 		v.add(errf(i, o.Op, "task", CodeOpenSubtasks,
 			"this answer creates subtasks of %q (%s) and completes %q: drop the complete and let the subtasks run (research them with %s), or drop the subtasks", o.Task, strings.Join(open, ", "), o.Task, ToolWebSearch))
 	}
