@@ -20,54 +20,57 @@ type Example struct {
 // Examples returns the worked examples of the system prompt.
 func Examples() []Example { return append([]Example(nil), examples...) }
 
+// The examples are about a topic unrelated to the demo goal, the test
+// corpus and the scripted tests (solid-state batteries): a small model
+// copies example results, and a copy must not read like a researched answer.
 var examples = []Example{
 	{
 		Title: "Decompose a broad goal and start searching",
-		Context: `=GOAL How do solid-state batteries fail?
+		Context: `=GOAL How do honeybees find their way back to the hive?
 TOOLS: web_search(query)`,
 		Answer: `{"ops":[
- {"op":"create","id":"mech","description":"Identify the main physical and chemical failure mechanisms of solid-state batteries","embed_text":"Failure mechanisms of solid-state batteries such as lithium dendrites, interface degradation and cracking."},
- {"op":"create","id":"mitig","description":"Find how researchers and manufacturers mitigate these failure mechanisms","embed_text":"Mitigation strategies against solid-state battery failure.","depends_on":["mech"]},
- {"op":"call","task":"mech","tool":"web_search","args":{"query":"solid-state battery failure mechanisms lithium dendrites interface"}},
+ {"op":"create","id":"cues","description":"Identify the cues honeybees navigate by, such as the sun, landmarks and polarized light","embed_text":"Navigation cues of honeybees: sun compass, landmarks and polarized skylight."},
+ {"op":"create","id":"learn","description":"Find how young bees learn the landscape around the hive","embed_text":"How young honeybees learn landmarks and routes around the hive.","depends_on":["cues"]},
+ {"op":"call","task":"cues","tool":"web_search","args":{"query":"honeybee navigation sun compass landmarks polarized light"}},
  {"op":"continue","task":"root"}
 ]}`,
 	},
 	{
 		Title: "Answer a subtask from its evidence",
-		Context: `YOUR TASK: [mech] Identify the main physical and chemical failure mechanisms of solid-state batteries (Parent goal for context: How do solid-state batteries fail?)
-E ea [mech] Lithium filaments grow along grain boundaries of the ceramic electrolyte and short the cell. (source: https://example.org/review "Dendrites in ceramic electrolytes")
-E eb [mech] Volume changes of the cathode during cycling open gaps at the solid-solid interface. (source: https://example.org/interfaces)
-! subtask [mitig] PENDING Find how researchers and manufacturers mitigate these failure mechanisms: no evidence yet`,
+		Context: `YOUR TASK: [cues] Identify the cues honeybees navigate by, such as the sun, landmarks and polarized light (Parent goal for context: How do honeybees find their way back to the hive?)
+E ea [cues] Foragers keep a sun compass that corrects for the sun's movement over the day. (source: https://example.org/compass "The honeybee sun compass")
+E eb [cues] Near the hive, bees steer by remembered landmarks and the polarization pattern of the sky. (source: https://example.org/landmarks)
+! subtask [learn] PENDING Find how young bees learn the landscape around the hive: no evidence yet`,
 		Answer: `{"ops":[
- {"op":"evidence","task":"mech","content":"Both reported mechanisms act at interfaces: filaments follow grain boundaries inside the electrolyte, contact loss happens at the electrode boundary.","embed_text":"Solid-state battery failures concentrate at grain boundaries and electrode interfaces."},
- {"op":"complete","task":"mech","result":"Two mechanisms dominate. Lithium filaments grow along the grain boundaries of ceramic electrolytes until they short the cell (https://example.org/review). Cathode volume changes during cycling open gaps at the solid-solid interface, so contact and capacity are lost (https://example.org/interfaces).","embed_text":"Solid-state batteries fail by lithium filaments along grain boundaries and by contact loss at the cathode interface."}
+ {"op":"evidence","task":"cues","content":"The two reported cue systems work at different distances: the sun compass over long flights, landmarks and skylight close to the hive.","embed_text":"Honeybees use the sun compass far from the hive and landmarks near it."},
+ {"op":"complete","task":"cues","result":"Bees combine two cue systems. Far from the hive they fly by a sun compass that corrects for the sun's movement over the day (https://example.org/compass). Close to the hive they steer by remembered landmarks and the polarization pattern of the sky (https://example.org/landmarks).","embed_text":"Honeybees navigate by a time-compensated sun compass and, near the hive, by landmarks and polarized light."}
 ]}`,
 	},
 	{
 		Title: "Give up a dead end, add an ordering, sharpen a task",
-		Context: `YOUR TASK: [cost] Find the production cost of solid-state cells (Parent goal for context: How do solid-state batteries fail?)
-T mech ACTIVE Identify the main failure mechanisms of solid-state batteries
-T mitig PENDING Find how researchers and manufacturers mitigate these failure mechanisms
+		Context: `YOUR TASK: [genes] Find the genes behind honeybee navigation (Parent goal for context: How do honeybees find their way back to the hive?)
+T cues ACTIVE Identify the cues honeybees navigate by
+T learn PENDING Find how young bees learn the landscape around the hive
 ! recent searches found nothing new: try different queries or synthesize what you have`,
 		Answer: `{"ops":[
- {"op":"fail","task":"cost","reason":"Production costs are not published; searches return only marketing claims, and cost does not explain failure."},
- {"op":"update","task":"mitig","description":"Find mitigations for dendrite growth and interface contact loss in solid-state batteries","embed_text":"Mitigating dendrites and interface contact loss in solid-state batteries."},
- {"op":"depend","task":"mitig","on":"mech"},
- {"op":"call","task":"mitig","tool":"web_search","args":{"query":"suppress lithium dendrites ceramic electrolyte interface coating"}}
+ {"op":"fail","task":"genes","reason":"No study found links specific genes to the route-finding behaviour; searches return general genome papers, and genes do not explain how the way home is found."},
+ {"op":"update","task":"learn","description":"Find how young bees learn landmarks and the sun's course on their first orientation flights","embed_text":"Orientation flights of young honeybees: learning landmarks and the sun's course."},
+ {"op":"depend","task":"learn","on":"cues"},
+ {"op":"call","task":"learn","tool":"web_search","args":{"query":"honeybee orientation flights learning landmarks"}}
 ]}`,
 	},
 	{
 		Title: "The goal is answered: complete the root",
-		Context: `=GOAL How do solid-state batteries fail?
-T mech DONE Identify the main failure mechanisms => Two mechanisms dominate: lithium filaments along grain boundaries and contact loss at the cathode interface…
-T mitig DONE Find mitigations => Interface coatings and stack pressure reduce both mechanisms…`,
+		Context: `=GOAL How do honeybees find their way back to the hive?
+T cues DONE Identify the navigation cues => Bees combine a sun compass with landmarks and polarized light…
+T learn DONE Find how young bees learn the landscape => Short orientation flights teach landmarks and the sun's course…`,
 		Answer: `{"ops":[
- {"op":"complete","task":"root","result":"Solid-state batteries fail mainly in two ways. First, lithium filaments grow along the grain boundaries of ceramic electrolytes and short the cell (https://example.org/review). Second, the cathode changes volume during cycling, which opens gaps at the solid-solid interface and cuts capacity (https://example.org/interfaces). Interface coatings and stack pressure mitigate both.","embed_text":"Solid-state batteries fail through lithium filaments and interface contact loss; coatings and pressure mitigate them."}
+ {"op":"complete","task":"root","result":"Honeybees find the hive by combining cues. On long flights they use a sun compass that corrects for the time of day (https://example.org/compass); near the hive they steer by remembered landmarks and the polarization pattern of the sky (https://example.org/landmarks). Young bees learn these cues on short orientation flights before they start foraging.","embed_text":"Honeybees return home by sun compass, landmarks and polarized light, learned on orientation flights."}
 ]}`,
 	},
 	{
 		Title:   "Nothing useful to do this turn",
-		Context: `YOUR TASK: [mitig] Find mitigations (Parent goal for context: How do solid-state batteries fail?)`,
+		Context: `YOUR TASK: [learn] Find how young bees learn the landscape (Parent goal for context: How do honeybees find their way back to the hive?)`,
 		Answer:  `{"ops":[]}`,
 	},
 }
