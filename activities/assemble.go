@@ -60,20 +60,30 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 		out.RootDone, out.RootResult = true, root.ResultSummary
 	}
 	c := collector{a: a, session: in.SessionID, sources: map[string]int{}}
-	var walk func(t graph.Task) error
-	walk = func(t graph.Task) error {
-		if err := c.section(ctx, t, len(children[t.ID]) == 0); err != nil {
+	var walk func(t graph.Task, inner bool) error
+	walk = func(t graph.Task, inner bool) error {
+		if err := c.section(ctx, t, inner || len(children[t.ID]) == 0); err != nil {
 			return err
 		}
 		for _, ch := range children[t.ID] {
-			if err := walk(ch); err != nil {
+			if err := walk(ch, inner); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(root); err != nil {
+	if err := walk(root, false); err != nil {
 		return CollectResult{}, err
+	}
+	// The seeds' sections come from DONE tasks and researched leaves. When
+	// the evidence sits only on inner tasks (the model searched for a task,
+	// then split it and stopped), that gives nothing, and the report would
+	// say "no findings" over a graph full of evidence: take the inner tasks'
+	// evidence then.
+	if len(c.secs) == 0 {
+		if err := walk(root, true); err != nil {
+			return CollectResult{}, err
+		}
 	}
 	order := c.mmrOrder(algebra.ToFloat64(s.GoalQueryEmb), a.Cfg.Assembly.MMRLambda)
 	doc := sectionsDoc{Sources: c.list}
@@ -108,7 +118,9 @@ func (c *collector) sourceNumber(e graph.Evidence) int {
 	return n
 }
 
-func (c *collector) section(ctx context.Context, t graph.Task, leaf bool) error {
+// section adds t's section: its result with a [Source data] appendix when it is
+// DONE, its evidence when raw is set (a leaf, or the fallback), else none.
+func (c *collector) section(ctx context.Context, t graph.Task, raw bool) error {
 	ev, err := c.a.Store.Evidence(ctx, c.session, t.ShortID)
 	if err != nil {
 		return fmt.Errorf("collect evidence of %s: %w", t.ShortID, err)
@@ -125,7 +137,7 @@ func (c *collector) section(ctx context.Context, t graph.Task, leaf bool) error 
 		if len(ev) > 0 && limit > 0 {
 			b.WriteString("\n\n[Source data]")
 		}
-	case leaf && len(ev) > 0:
+	case raw && len(ev) > 0:
 		limit, chars = cfg.LeafEvidence, cfg.LeafEvidenceChars
 	default:
 		return nil

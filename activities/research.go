@@ -522,7 +522,7 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 		if err != nil {
 			return IngestResult{}, fmt.Errorf("ingest persist %s: %w", in.Key, err)
 		}
-		res.New, res.Duplicates = ar.Added, ar.Duplicates
+		res.New, res.Linked, res.Duplicates = ar.Added, ar.Linked, ar.Duplicates
 		res.GA = algebra.GoalAlignment(0, algebra.AttentionGA(cos, strengths, 8, 0.1), len(items))
 	}
 	if res.Coverage, err = a.taskCoverage(ctx, in.SessionID, in.Task, goal); err != nil {

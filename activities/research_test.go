@@ -206,4 +206,44 @@ func TestResearchActivities(t *testing.T) {
 	if again, _ := store.Evidence(t.Context(), sid, ""); len(again) != len(ev) {
 		t.Errorf("a repeated ingest changed the evidence: %d → %d", len(ev), len(again))
 	}
+
+	// Another task finds the same page: nothing is stored twice, but the
+	// evidence now supports that task too, so its research counts a yield
+	// and ReadState counts the evidence for it.
+	sess, err := store.GetSession(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/2", Iteration: 2, ActiveTask: "root", Ops: []graph.Op{
+		{Kind: graph.OpCreate, Task: "other", Description: "dendrites again", EmbedText: "dendrites", Embedding: llmtest.Embedding("dendrites", len(sess.GoalQueryEmb))},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	const key3 = "research/2/0/0"
+	if _, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: key3, URLs: []string{"corpus:///dendrites.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err = env.ExecuteActivity(activities.NameIngest, activities.IngestInput{SessionID: sid, Key: key3, Task: "other", Iteration: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shared activities.IngestResult
+	v.Get(&shared)
+	if shared.New != 0 || shared.Linked != 1 {
+		t.Errorf("the same page for another task: %+v, want 0 new and 1 linked", shared)
+	}
+	if all, _ := store.Evidence(t.Context(), sid, ""); len(all) != len(ev) {
+		t.Errorf("shared content stored twice: %d → %d evidence", len(ev), len(all))
+	}
+	v, err = env.ExecuteActivity(activities.NameReadState, activities.ReadStateInput{SessionID: sid, Iteration: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs activities.ReadStateResult
+	v.Get(&rs)
+	for _, ti := range rs.Tasks {
+		if ti.ShortID == "other" && ti.Evidence != 1 {
+			t.Errorf("ReadState counts %d evidence for the task the shared page supports, want 1", ti.Evidence)
+		}
+	}
 }

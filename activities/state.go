@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/lethe-research/lethe/algebra"
@@ -66,6 +67,9 @@ func (a *Activities) ReadState(ctx context.Context, in ReadStateInput) (ReadStat
 	perTask := map[string]int{}
 	for _, e := range ev {
 		perTask[e.TaskID]++
+		for _, t := range e.Also { // the same content found for other tasks supports them too
+			perTask[t]++
+		}
 	}
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	out := ReadStateResult{Evidence: len(ev), GapGoalCos: algebra.Cosine(prev.Gap, goal)}
@@ -186,10 +190,16 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	out := ExpandResult{}
 	vs := make([][]float64, len(cands))
+	selID := graph.TaskID(in.SessionID, in.Task)
 	for i, c := range cands {
 		vs[i] = algebra.ToFloat64(c.e.Embedding)
+		// Shared evidence is shown under the task in focus when it supports it.
+		task := c.e.TaskID
+		if slices.Contains(c.e.Also, selID) {
+			task = selID
+		}
 		out.Candidates = append(out.Candidates, Candidate{
-			Ref: c.e.ID, Task: graph.ShortIDOf(c.e.TaskID), Text: c.e.Content, Source: c.e.SourceURL, Title: c.e.Title,
+			Ref: c.e.ID, Task: graph.ShortIDOf(task), Text: c.e.Content, Source: c.e.SourceURL, Title: c.e.Title,
 			Tokens: llm.EstimateTokens(c.e.Content), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
 		})
 	}

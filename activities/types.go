@@ -342,6 +342,7 @@ type IngestInput struct {
 // IngestResult is scalars only.
 type IngestResult struct {
 	New        int     `json:"new"`
+	Linked     int     `json:"linked,omitempty"` // evidence held for other tasks, now supporting this one too
 	Duplicates int     `json:"dup"`
 	Chunks     int     `json:"chunks"`
 	MeanIG     float64 `json:"mean_ig"`

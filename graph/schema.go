@@ -82,7 +82,8 @@ type Task struct {
 type Evidence struct {
 	ID          string // EvidenceID(session, content hash)
 	SessionID   string
-	TaskID      string // SUPPORTS target
+	TaskID      string   // SUPPORTS target: the task the content was first found for
+	Also        []string // task IDs of further SUPPORTS targets (the same content found for them later), in link order
 	Content     string
 	SourceURL   string
 	Title       string

@@ -68,8 +68,9 @@ type ApplyResult struct {
 
 // AddEvidenceResult says what an evidence ingest did.
 type AddEvidenceResult struct {
-	Added      int
-	Duplicates int
+	Added      int // new evidence nodes
+	Linked     int // content the session held for other tasks, now also supporting this one
+	Duplicates int // content already supporting this task, or repeated in the call
 	Replayed   bool
 }
 
@@ -126,16 +127,20 @@ type Store interface {
 	// key returns the first result with Replayed set.
 	Apply(ctx context.Context, req ApplyRequest) (ApplyResult, error)
 
-	// AddEvidence persists evidence for a task (SUPPORTS edge), skipping items
-	// whose content hash the session already holds (or an earlier item of the
-	// call holds): a duplicate gets no second SUPPORTS edge. Items are
+	// AddEvidence persists evidence for a task (SUPPORTS edge). Content the
+	// session already holds is not stored twice: when it supports other tasks
+	// only, it gets a SUPPORTS edge to this task too (Linked; the node keeps
+	// its first task as TaskID and lists this one in Also), and when it
+	// supports this task already, or an earlier item of the call has the same
+	// content, nothing changes (Duplicates). Items are
 	// completed by PrepareEvidence (hash, id, kind). The task may have any
 	// status, FAILED included (research started before the task failed is
 	// kept). Idempotent per key: a repeated key returns the first result with
 	// Replayed set.
 	AddEvidence(ctx context.Context, sessionID, key, taskShortID string, items []Evidence) (AddEvidenceResult, error)
 	// Evidence returns the session's evidence ordered by (CreatedIter, ID);
-	// taskShortID != "" restricts it to one task's SUPPORTS set.
+	// taskShortID != "" restricts it to the evidence with a SUPPORTS edge to
+	// that task (as TaskID or in Also).
 	Evidence(ctx context.Context, sessionID, taskShortID string) ([]Evidence, error)
 	// SetStrengths updates evidence strengths by evidence id.
 	SetStrengths(ctx context.Context, sessionID string, strengths map[string]float64) error

@@ -72,7 +72,7 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 		}
 		res.Batches++
 		res.Pages += len(fr.Pages)
-		res.NewEvidence += ing.New
+		res.NewEvidence += ing.New + ing.Linked // new to the task: its yield, even when the session held the content
 		// Same algebra as the agent loop; the temporal signal is information-gain
 		// saturation: are new pages still useful?
 		conv := algebra.ConvergenceScore(algebra.ResearchConvergenceWeights(), ing.GA, 1-ing.MeanIG, ing.Coverage)
@@ -83,7 +83,7 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 			Convergence: conv, Plateau: plateau, Iterations: float64(res.Batches), MinIters: 1,
 			Pressure: algebra.BudgetHorizon(progress, cfg.Budget.Alpha), ResourceProgress: progress,
 		})
-		lg.Info("research batch", "batch", res.Batches, "new", ing.New, "mean_ig", ing.MeanIG, "psi", res.Psi)
+		lg.Info("research batch", "batch", res.Batches, "new", ing.New, "linked", ing.Linked, "mean_ig", ing.MeanIG, "psi", res.Psi)
 		if res.Psi > cfg.Research.PsiThreshold {
 			res.StopReason = ResearchConverged
 			break

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/lethe-research/lethe/graph"
 )
@@ -36,14 +37,15 @@ type taskRec struct {
 }
 
 type evidenceRec struct {
-	Task        string  `json:"task"` // short id of the SUPPORTS target
-	Content     string  `json:"content"`
-	SourceURL   string  `json:"source_url,omitempty"`
-	Title       string  `json:"title,omitempty"`
-	Kind        string  `json:"kind"`
-	Strength    float64 `json:"strength"`
-	Embedding   []byte  `json:"embedding,omitempty"`
-	CreatedIter int     `json:"created_iter"`
+	Task        string   `json:"task"`           // short id of the first SUPPORTS target
+	Also        []string `json:"also,omitempty"` // short ids of the further SUPPORTS targets, in link order
+	Content     string   `json:"content"`
+	SourceURL   string   `json:"source_url,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Kind        string   `json:"kind"`
+	Strength    float64  `json:"strength"`
+	Embedding   []byte   `json:"embedding,omitempty"`
+	CreatedIter int      `json:"created_iter"`
 }
 
 type similarRec struct {
@@ -132,6 +134,7 @@ func recToTask(sessionID, shortID string, r taskRec) (graph.Task, error) {
 func evidenceToRec(e graph.Evidence) evidenceRec {
 	return evidenceRec{
 		Task:        graph.ShortIDOf(e.TaskID),
+		Also:        shortIDs(e.Also),
 		Content:     e.Content,
 		SourceURL:   e.SourceURL,
 		Title:       e.Title,
@@ -151,6 +154,7 @@ func recToEvidence(sessionID, hash string, r evidenceRec) (graph.Evidence, error
 		ID:          graph.EvidenceID(sessionID, hash),
 		SessionID:   sessionID,
 		TaskID:      graph.TaskID(sessionID, r.Task),
+		Also:        taskIDs(sessionID, r.Also),
 		Content:     r.Content,
 		SourceURL:   r.SourceURL,
 		Title:       r.Title,
@@ -160,4 +164,31 @@ func recToEvidence(sessionID, hash string, r evidenceRec) (graph.Evidence, error
 		CreatedIter: r.CreatedIter,
 		ContentHash: hash,
 	}, nil
+}
+
+// supports reports whether the record has a SUPPORTS edge to the task.
+func (r evidenceRec) supports(shortID string) bool {
+	return r.Task == shortID || slices.Contains(r.Also, shortID)
+}
+
+func shortIDs(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = graph.ShortIDOf(id)
+	}
+	return out
+}
+
+func taskIDs(sessionID string, short []string) []string {
+	if len(short) == 0 {
+		return nil
+	}
+	out := make([]string, len(short))
+	for i, s := range short {
+		out[i] = graph.TaskID(sessionID, s)
+	}
+	return out
 }

@@ -407,8 +407,8 @@ func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyR
 	return res, nil
 }
 
-// AddEvidence stores evidence for a task, skipping content the session
-// holds already.
+// AddEvidence stores evidence for a task; content the session holds for
+// other tasks only gets this task added to its SUPPORTS targets.
 func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID string, items []graph.Evidence) (graph.AddEvidenceResult, error) {
 	var res graph.AddEvidenceResult
 	err := s.update(ctx, "add evidence", func(tx *bolt.Tx) error {
@@ -437,8 +437,20 @@ func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID str
 			if err != nil {
 				return fmt.Errorf("item %d: %w", i, err)
 			}
-			if evb.Get([]byte(e.ContentHash)) != nil {
-				res.Duplicates++
+			if v := evb.Get([]byte(e.ContentHash)); v != nil {
+				var r evidenceRec
+				if err := json.Unmarshal(v, &r); err != nil {
+					return fmt.Errorf("decode evidence %q: %w", e.ContentHash, err)
+				}
+				if r.supports(taskShortID) {
+					res.Duplicates++
+					continue
+				}
+				r.Also = append(r.Also, taskShortID)
+				if err := putJSON(evb, []byte(e.ContentHash), r); err != nil {
+					return fmt.Errorf("item %d: %w", i, err)
+				}
+				res.Linked++
 				continue
 			}
 			if err := putJSON(evb, []byte(e.ContentHash), evidenceToRec(e)); err != nil {
@@ -474,7 +486,7 @@ func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("decode evidence %q: %w", k, err)
 			}
-			if taskShortID != "" && r.Task != taskShortID {
+			if taskShortID != "" && !r.supports(taskShortID) {
 				return nil
 			}
 			e, err := recToEvidence(sessionID, string(k), r)
@@ -559,16 +571,19 @@ func (s *Store) Edges(ctx context.Context, sessionID string) ([]graph.Edge, erro
 		}
 		err = sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
 			var r struct {
-				Task string `json:"task"`
+				Task string   `json:"task"`
+				Also []string `json:"also"`
 			}
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("decode evidence %q: %w", k, err)
 			}
-			out = append(out, graph.Edge{
-				From: graph.EvidenceID(sessionID, string(k)),
-				To:   graph.TaskID(sessionID, r.Task),
-				Kind: graph.Supports,
-			})
+			for _, t := range append([]string{r.Task}, r.Also...) {
+				out = append(out, graph.Edge{
+					From: graph.EvidenceID(sessionID, string(k)),
+					To:   graph.TaskID(sessionID, t),
+					Kind: graph.Supports,
+				})
+			}
 			return nil
 		})
 		if err != nil {

@@ -861,16 +861,45 @@ func testEvidenceDedup(t *testing.T, s graph.Store) {
 	if r.Added != 2 || r.Duplicates != 1 || !r.Replayed {
 		t.Fatalf("replayed add = %+v", r)
 	}
-	// Another key: content held already is a duplicate even for another task.
-	r, err = s.AddEvidence(ctx, sid, "web/2/0", "b", []graph.Evidence{
-		{Content: "Interfacial resistance grows with cycling.", Embedding: Unit(5), CreatedIter: 2},
+	// Another key and task: content held for task a is not stored again but
+	// supports b too; a repeat within the call is a duplicate.
+	second := []graph.Evidence{
+		{Content: "Interfacial resistance grows with cycling.", SourceURL: "https://c.example/9", Strength: 0.1, Embedding: Unit(7), CreatedIter: 2},
 		{Content: "Voids form at the lithium interface.", Embedding: Unit(6), CreatedIter: 2},
-	})
+		{Content: "interfacial resistance grows with cycling.", Embedding: Unit(5), CreatedIter: 2},
+	}
+	r, err = s.AddEvidence(ctx, sid, "web/2/0", "b", second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Added != 1 || r.Duplicates != 1 || r.Replayed {
-		t.Fatalf("second key = %+v, want 1 added, 1 duplicate", r)
+	if r.Added != 1 || r.Linked != 1 || r.Duplicates != 1 || r.Replayed {
+		t.Fatalf("second key = %+v, want 1 added, 1 linked, 1 duplicate", r)
+	}
+	if r, err = s.AddEvidence(ctx, sid, "web/2/0", "b", second); err != nil || r != (graph.AddEvidenceResult{Added: 1, Linked: 1, Duplicates: 1, Replayed: true}) {
+		t.Fatalf("replayed second key = %+v, %v", r, err)
+	}
+	// Content that supports the task already is a duplicate, linked or not.
+	r, err = s.AddEvidence(ctx, sid, "web/2/1", "b", second[:1])
+	if err != nil || r.Linked != 0 || r.Duplicates != 1 {
+		t.Fatalf("linked content again = %+v, %v; want 1 duplicate", r, err)
+	}
+	shared := graph.ContentHash("Interfacial resistance grows with cycling.")
+	for _, task := range []string{"", "a", "b"} {
+		n := 0
+		for _, e := range evidence(t, s, sid, task) {
+			if e.ContentHash != shared {
+				continue
+			}
+			n++
+			// The node is the first one: its task, source, strength and
+			// embedding; b is a further SUPPORTS target.
+			eq(t, "shared task", e.TaskID, graph.TaskID(sid, "a"))
+			eqSlice(t, "shared also", e.Also, []string{graph.TaskID(sid, "b")})
+			eq(t, "shared source", e.SourceURL, "https://a.example/3")
+			eq(t, "shared strength", e.Strength, 0.6)
+			eqSlice(t, "shared embedding", e.Embedding, Unit(5))
+		}
+		eq(t, "shared evidence listed for task "+task, n, 1)
 	}
 	all := evidence(t, s, sid, "")
 	eq(t, "evidence", len(all), 3)
@@ -894,8 +923,15 @@ func testEvidenceDedup(t *testing.T, s graph.Store) {
 		t.Fatalf("no evidence with the computed hash %s", h)
 	}
 	eq(t, "evidence of a", len(evidence(t, s, sid, "a")), 2)
-	eq(t, "evidence of b", len(evidence(t, s, sid, "b")), 1)
-	eq(t, "SUPPORTS", len(edges(t, s, sid, graph.Supports)), 3)
+	eq(t, "evidence of b", len(evidence(t, s, sid, "b")), 2)
+	eq(t, "SUPPORTS", len(edges(t, s, sid, graph.Supports)), 4)
+	found = false
+	for _, e := range edges(t, s, sid, graph.Supports) {
+		found = found || (e.From == graph.EvidenceID(sid, shared) && e.To == graph.TaskID(sid, "b"))
+	}
+	if !found {
+		t.Fatal("no SUPPORTS edge from the shared evidence to b")
+	}
 	// An evidence op in Apply dedups against ingested evidence too.
 	res := mustApply(t, s, graph.ApplyRequest{SessionID: sid, Key: "apply/2", Iteration: 2, ActiveTask: "a", Ops: []graph.Op{
 		{Kind: graph.OpEvidence, Task: "a", Content: "voids form at the LITHIUM interface.", EmbedText: "x", Embedding: Unit(6)},

@@ -176,7 +176,10 @@ func evidenceProps(e graph.Evidence) map[string]any {
 	}
 }
 
-func evidenceFrom(p props, taskID string) (graph.Evidence, error) {
+func evidenceFrom(p props, taskID string, also []string) (graph.Evidence, error) {
+	if len(also) == 0 {
+		also = nil // as the embedded store gives it
+	}
 	emb, err := p.emb("embedding")
 	if err != nil {
 		return graph.Evidence{}, err
@@ -185,6 +188,7 @@ func evidenceFrom(p props, taskID string) (graph.Evidence, error) {
 		ID:          p.str("id"),
 		SessionID:   p.str("session_id"),
 		TaskID:      taskID,
+		Also:        also,
 		Content:     p.str("content"),
 		SourceURL:   p.str("source_url"),
 		Title:       p.str("title"),

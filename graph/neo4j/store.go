@@ -702,8 +702,30 @@ RETURN count(e)`, map[string]any{"rows": rows})
 	return nil
 }
 
-// AddEvidence stores evidence for a task, skipping content the session
-// holds already (and repeats within the call).
+// linkEvidence adds SUPPORTS edges from held evidence (ids) to a task that
+// they do not support yet; seq is the number of SUPPORTS edges the node had.
+func linkEvidence(ctx context.Context, tx driver.ManagedTransaction, taskID string, ids []any) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rec, err := single(ctx, tx, `UNWIND $ids AS id
+MATCH (e:Evidence {id: id}), (t:Task {id: $tid})
+WITH e, t, COUNT { (e)-[:SUPPORTS]->() } AS n
+CREATE (e)-[:SUPPORTS {seq: n}]->(t)
+RETURN count(*)`, map[string]any{"ids": ids, "tid": taskID})
+	if err != nil {
+		return err
+	}
+	if n, _ := rec.Values[0].(int64); int(n) != len(ids) {
+		return fmt.Errorf("linked %d of %d evidence items", n, len(ids))
+	}
+	return nil
+}
+
+// AddEvidence stores evidence for a task; content the session holds for
+// other tasks only gets a SUPPORTS edge to this task (numbered by seq, so
+// that Also keeps link order), and content already supporting it, or
+// repeated within the call, is skipped.
 func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID string, items []graph.Evidence) (graph.AddEvidenceResult, error) {
 	var res graph.AddEvidenceResult
 	err := s.write(ctx, "add evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
@@ -736,12 +758,14 @@ func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID str
 			prepared = append(prepared, e)
 			ids = append(ids, e.ID)
 		}
-		held := map[string]bool{}
+		held, mine := map[string]bool{}, map[string]bool{}
 		if len(ids) > 0 {
-			err := each(ctx, tx, "UNWIND $ids AS id MATCH (e:Evidence {id: id}) RETURN e.id",
-				map[string]any{"ids": ids}, func(r *driver.Record) error {
+			err := each(ctx, tx, `UNWIND $ids AS id MATCH (e:Evidence {id: id})
+RETURN e.id, EXISTS { (e)-[:SUPPORTS]->(:Task {id: $tid}) }`,
+				map[string]any{"ids": ids, "tid": task.ID}, func(r *driver.Record) error {
 					id, _ := r.Values[0].(string)
-					held[id] = true
+					supports, _ := r.Values[1].(bool)
+					held[id], mine[id] = true, supports
 					return nil
 				})
 			if err != nil {
@@ -749,16 +773,25 @@ func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID str
 			}
 		}
 		var fresh []graph.Evidence
+		var link []any
 		for _, e := range prepared {
-			if held[e.ID] {
+			switch {
+			case mine[e.ID]:
 				res.Duplicates++
-				continue
+			case held[e.ID]:
+				mine[e.ID] = true
+				link = append(link, e.ID)
+				res.Linked++
+			default:
+				held[e.ID], mine[e.ID] = true, true
+				fresh = append(fresh, e)
+				res.Added++
 			}
-			held[e.ID] = true
-			fresh = append(fresh, e)
-			res.Added++
 		}
 		if err := insertEvidence(ctx, tx, fresh); err != nil {
+			return err
+		}
+		if err := linkEvidence(ctx, tx, task.ID, link); err != nil {
 			return err
 		}
 		if key != "" {
@@ -781,13 +814,17 @@ func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]
 		if err := requireSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		q := "MATCH (e:Evidence {session_id: $sid})-[:SUPPORTS]->(t:Task) RETURN e, t.id"
+		// Every SUPPORTS target of each node, the first one (no seq) first.
+		const targets = `MATCH (e)-[s:SUPPORTS]->(t:Task)
+WITH e, t ORDER BY coalesce(s.seq, 0), t.id
+RETURN e, collect(t.id)`
+		q := "MATCH (e:Evidence {session_id: $sid})\n" + targets
 		p := map[string]any{"sid": sessionID}
 		if taskShortID != "" {
 			if _, err := getTask(ctx, tx, sessionID, taskShortID); err != nil {
 				return err
 			}
-			q = "MATCH (e:Evidence)-[:SUPPORTS]->(t:Task {id: $tid}) WHERE e.session_id = $sid RETURN e, t.id"
+			q = "MATCH (e:Evidence)-[:SUPPORTS]->(:Task {id: $tid}) WHERE e.session_id = $sid\n" + targets
 			p["tid"] = graph.TaskID(sessionID, taskShortID)
 		}
 		return each(ctx, tx, q, p, func(r *driver.Record) error {
@@ -795,8 +832,16 @@ func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]
 			if err != nil {
 				return err
 			}
-			tid, _ := r.Values[1].(string)
-			e, err := evidenceFrom(np, tid)
+			raw, _ := r.Values[1].([]any)
+			tids := make([]string, 0, len(raw))
+			for _, v := range raw {
+				id, _ := v.(string)
+				tids = append(tids, id)
+			}
+			if len(tids) == 0 {
+				return fmt.Errorf("evidence %q has no SUPPORTS target", np.str("id"))
+			}
+			e, err := evidenceFrom(np, tids[0], tids[1:])
 			if err != nil {
 				return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
 			}

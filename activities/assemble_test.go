@@ -1,0 +1,91 @@
+package activities_test
+
+import (
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/service"
+)
+
+// TestCollectSections covers the two ways sections arise: the seeds' rule
+// (DONE tasks and researched leaves) and the fallback when the evidence
+// sits only on inner tasks, so that a report never says "no findings" over
+// a graph that holds evidence.
+func TestCollectSections(t *testing.T) {
+	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
+	defer model.Close()
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), nil)
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	a, err := service.NewActivities(cfg, config.Sources{}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	collect := func(sid string) activities.CollectResult {
+		t.Helper()
+		v, err := env.ExecuteActivity(activities.NameCollectSection, activities.CollectInput{SessionID: sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res activities.CollectResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// A session whose only search ran for the root, which then got an
+	// unresearched subtask; and the same with a researched leaf.
+	setup := func(sid string, leafEvidence bool) {
+		t.Helper()
+		if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+			t.Fatal(err)
+		}
+		sess, err := store.GetSession(t.Context(), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dim := len(sess.GoalQueryEmb)
+		if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+			{Kind: graph.OpCreate, Task: "mech", Description: "Failure mechanisms", EmbedText: "failure mechanisms", Embedding: llmtest.Embedding("failure mechanisms", dim)},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		ev := []graph.Evidence{{Content: "Lithium dendrites grow along grain boundaries.", SourceURL: "corpus:///dendrites.md", Title: "Dendrites",
+			Strength: 0.8, Embedding: llmtest.Embedding("dendrites grain boundaries", dim), CreatedIter: 1}}
+		if _, err := store.AddEvidence(t.Context(), sid, "ingest/root", graph.RootShortID, ev); err != nil {
+			t.Fatal(err)
+		}
+		if leafEvidence {
+			ev[0].Content = "Cathode interfaces lose contact during cycling."
+			if _, err := store.AddEvidence(t.Context(), sid, "ingest/mech", "mech", ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	setup("inner-only", false)
+	res := collect("inner-only")
+	if len(res.Sections) != 1 || len(res.Sources) != 1 || res.Sections[0].Title != "How do solid-state batteries fail?" {
+		t.Errorf("evidence on the root only: %+v, want the root's evidence as the one section", res)
+	}
+
+	setup("with-leaf", true)
+	res = collect("with-leaf")
+	if len(res.Sections) != 1 || res.Sections[0].Title != "Failure mechanisms" {
+		t.Errorf("with a researched leaf: %+v, want the leaf's section only (the seeds' rule)", res)
+	}
+}
