@@ -20,21 +20,7 @@ import (
 // sits only on inner tasks, so that a report never says "no findings" over
 // a graph that holds evidence.
 func TestCollectSections(t *testing.T) {
-	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
-	defer model.Close()
-	cfg := lethetest.Config(t, model.URL(), t.TempDir(), nil)
-	store, err := embedded.Open(cfg.Graph.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	a, err := service.NewActivities(cfg, config.Sources{}, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	env, store, _ := newActivityEnv(t, t.TempDir(), nil)
 	collect := func(sid string) activities.CollectResult {
 		t.Helper()
 		v, err := env.ExecuteActivity(activities.NameCollectSection, activities.CollectInput{SessionID: sid})
@@ -88,4 +74,28 @@ func TestCollectSections(t *testing.T) {
 	if len(res.Sections) != 1 || res.Sections[0].Title != "Failure mechanisms" {
 		t.Errorf("with a researched leaf: %+v, want the leaf's section only (the seeds' rule)", res)
 	}
+}
+
+// newActivityEnv wires the real activities (embedded store under dir, the
+// scripted model server) into the SDK's activity test environment; extra
+// overrides parameters. Everything is closed when the test ends.
+func newActivityEnv(t *testing.T, dir string, extra map[string]string) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities) {
+	t.Helper()
+	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
+	t.Cleanup(model.Close)
+	cfg := lethetest.Config(t, model.URL(), dir, extra)
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	a, err := service.NewActivities(cfg, config.Sources{}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.CloseResearch)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	return env, store, a
 }

@@ -14,16 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
-	"github.com/lethe-research/lethe/graph/embedded"
-	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
-	"github.com/lethe-research/lethe/service"
 )
 
 func wav(seconds int) []byte {
@@ -91,30 +84,15 @@ func TestResearchActivities(t *testing.T) {
 	}))
 	defer site.Close()
 
-	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
-	defer model.Close()
 	dir := t.TempDir()
-	cfg := lethetest.Config(t, model.URL(), dir, map[string]string{
+	env, store, a := newActivityEnv(t, dir, map[string]string{
 		"research.corpus_dir": corpus, "research.searxng_url": searx.URL, "research.searxng_retries": "0",
 		"research.allow_loopback": "true", "research.whisper_url": whisper.URL, "research.browser_path": "off",
 		"research.media_dir": filepath.Join(dir, "media"),
 	})
-	store, err := embedded.Open(cfg.Graph.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	a, err := service.NewActivities(cfg, config.Sources{}, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.CloseResearch()
 	if a.Browser != nil || a.Search == nil || a.STT == nil || a.Web == nil || !a.Policy.AllowLoopback {
 		t.Fatalf("wiring: browser %v search %v stt %v web %v policy %+v", a.Browser, a.Search, a.STT, a.Web, a.Policy)
 	}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 	const sid = "acts"
 	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)
