@@ -285,7 +285,12 @@ type WarnInput struct {
 	DeadEnds  []TaskLine // FAILED siblings, fail reasons in Result
 	Siblings  []TaskLine // other PENDING/ACTIVE siblings working on the parent goal
 	ZeroYield int        // consecutive iterations whose searches found no new evidence
-	Guide     []string
+	// Unresearched: the task in focus and its subtasks have no evidence. The model is
+	// told to look it up (a small model otherwise plans and answers from
+	// memory); after searches that found nothing, the zero-yield hint says
+	// the rest.
+	Unresearched bool
+	Guide        []string
 }
 
 // Coverage tags. The model must not see counts (the protocol keeps numbers
@@ -298,6 +303,10 @@ const (
 
 // ZeroYieldHint is the warn line shown after searches that found nothing new.
 const ZeroYieldHint = "recent searches found nothing new: try different queries or synthesize what you have"
+
+// UnresearchedHint is the warn line shown while the task in focus has no
+// evidence and no search has come back empty.
+const UnresearchedHint = "your task has no evidence yet: look it up with web_search before you complete it"
 
 // CoverageTag maps an evidence count to its qualitative tag: none, one or
 // two, three or more.
@@ -363,6 +372,8 @@ func Warnings(w WarnInput) []string {
 	}
 	if w.ZeroYield > 0 {
 		out.add(ZeroYieldHint)
+	} else if w.Unresearched {
+		out.add(UnresearchedHint)
 	}
 	for _, g := range w.Guide {
 		if g = clean(g); g != "" {

@@ -251,6 +251,8 @@ func TestWarnings(t *testing.T) {
 			[]string{"sibling [ts] Costs: another task covers this part of the parent goal, do not duplicate it"}},
 		{"zero yield", WarnInput{ZeroYield: 1}, []string{ZeroYieldHint}},
 		{"zero yield streak reads the same", WarnInput{ZeroYield: 5}, []string{ZeroYieldHint}},
+		{"unresearched focus", WarnInput{Unresearched: true}, []string{UnresearchedHint}},
+		{"after empty searches the zero-yield hint says it", WarnInput{Unresearched: true, ZeroYield: 2}, []string{ZeroYieldHint}},
 		{"guide", WarnInput{Guide: []string{"Focus on\nEurope", " ", "Focus on Europe"}}, []string{"user note: Focus on Europe"}},
 		{"entries without ids are dropped", WarnInput{Subtasks: []SubtaskCoverage{{Description: "x"}}, DeadEnds: []TaskLine{{}}, Siblings: []TaskLine{{}}}, nil},
 		{"order: subtasks, dead ends, siblings, zero yield, guide", WarnInput{

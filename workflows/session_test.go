@@ -102,6 +102,17 @@ func TestSessionEndsByRootDone(t *testing.T) {
 	if r.res.Tasks != 3 || r.res.TasksDone != 3 {
 		t.Errorf("tasks %d done %d, want 3/3", r.res.Tasks, r.res.TasksDone)
 	}
+	// The first turn, with nothing researched, tells the model to search;
+	// the last, with evidence in hand, does not.
+	var prompts []string
+	for _, q := range r.llm.Requests() {
+		if q.Path == "/v1/chat/completions" {
+			prompts = append(prompts, q.User)
+		}
+	}
+	if len(prompts) < 2 || !strings.Contains(prompts[0], din.UnresearchedHint) || strings.Contains(prompts[len(prompts)-1], din.UnresearchedHint) {
+		t.Errorf("the unresearched hint should be in the first prompt only:\nfirst:\n%s\nlast:\n%s", prompts[0], prompts[len(prompts)-1])
+	}
 	if !strings.Contains(r.res.Report, "Solid-state batteries fail mainly by lithium dendrites") {
 		t.Errorf("report is not the root result:\n%s", r.res.Report)
 	}

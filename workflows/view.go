@@ -50,6 +50,12 @@ func (s *session) view(rs activities.ReadStateResult, sel string, packed []activ
 	for i, c := range packed {
 		v.Evidence = append(v.Evidence, din.EvidenceLine{Ref: fmt.Sprintf("e%d", i+1), Task: c.Task, Content: c.Text, Source: c.Source, Title: c.Title})
 	}
+	// Unresearched: nothing found for the task or under it (a parent whose
+	// subtasks hold evidence has material to synthesize).
+	w.Unresearched = focus.Evidence == 0
+	for _, st := range w.Subtasks {
+		w.Unresearched = w.Unresearched && st.Evidence == 0
+	}
 	v.Guide = s.st.Guides
 	v.Warns = din.Warnings(w)
 	return v
