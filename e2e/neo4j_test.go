@@ -70,68 +70,72 @@ func (n *neo4jServer) params() map[string]string {
 	}
 }
 
-// chatGate holds chat requests while closed, so that a test can take a
-// server down at a known point of the loop: the session waits inside a
-// Reason call, and every store call after it meets the outage.
+// chatGate holds one chat request, the holdAt-th (0 = none), until
+// released, so that a test can take a server down at a known point of the
+// loop: the session waits inside that model call, and every store call
+// after it meets the outage. Counting requests, rather than watching the
+// session's progress, leaves no race with the loop.
 type chatGate struct {
-	next http.Handler
+	next   http.Handler
+	holdAt int
+	held   chan struct{} // closed when the request is held
+	open   chan struct{} // closed to let it through
 
-	mu      sync.Mutex
-	closed  bool
-	waiting chan struct{} // closed when a request is held
-	open    chan struct{} // closed to let held requests through
+	mu    sync.Mutex
+	chats int
 }
 
-func newChatGate(next http.Handler) *chatGate { return &chatGate{next: next} }
+func newChatGate(next http.Handler, holdAt int) *chatGate {
+	return &chatGate{next: next, holdAt: holdAt, held: make(chan struct{}), open: make(chan struct{})}
+}
 
 func (g *chatGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	closed, waiting, open := g.closed, g.waiting, g.open
-	g.mu.Unlock()
-	if closed && r.URL.Path == "/v1/chat/completions" {
-		select {
-		case <-waiting:
-		default:
-			close(waiting)
-		}
-		select {
-		case <-open:
-		case <-r.Context().Done():
-			return
+	if r.URL.Path == "/v1/chat/completions" {
+		g.mu.Lock()
+		g.chats++
+		hold := g.chats == g.holdAt
+		g.mu.Unlock()
+		if hold {
+			close(g.held)
+			select {
+			case <-g.open:
+			case <-r.Context().Done():
+				return
+			}
 		}
 	}
 	g.next.ServeHTTP(w, r)
 }
 
-// close makes the next chat requests wait; it returns a channel closed
-// once one does.
-func (g *chatGate) close() <-chan struct{} {
+// count is the number of chat requests seen.
+func (g *chatGate) count() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.closed, g.waiting, g.open = true, make(chan struct{}), make(chan struct{})
-	return g.waiting
+	return g.chats
 }
 
-// release lets the held requests through and stops holding new ones.
+// release lets the held request through; it may be called more than once.
 func (g *chatGate) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
-		g.closed = false
+	select {
+	case <-g.open:
+	default:
 		close(g.open)
 	}
 }
 
-// runNeo4jSession runs one session with the graph in Neo4j; fault, when set,
-// is called while the session runs, with the gate in front of the model
-// server.
-func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c client.Client, g *chatGate)) outcome {
+// runNeo4jSession runs one session with the graph in Neo4j, with a gate
+// holding the holdAt-th chat request in front of the model server; fault,
+// when set, is called while the session runs. It returns the outcome and
+// the number of chat requests.
+func runNeo4jSession(t *testing.T, n *neo4jServer, id string, holdAt int, fault func(c client.Client, g *chatGate)) (outcome, int) {
 	t.Helper()
 	model, err := llmtest.New(slowScript(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := newChatGate(model.Handler())
+	gate := newChatGate(model.Handler(), holdAt)
 	srv := httptest.NewServer(gate)
 	t.Cleanup(srv.Close)
 	t.Cleanup(gate.release)
@@ -174,14 +178,14 @@ func runNeo4jSession(t *testing.T, n *neo4jServer, id string, fault func(c clien
 		t.Fatal(err)
 	}
 	out.history = history(t, c, id, run.GetRunID())
-	return out
+	return out, gate.count()
 }
 
 // TestSessionSurvivesNeo4jRestart stops the Neo4j server in the middle of a
-// session (while iteration 3 waits for the model, before its ApplyOps) and
-// starts it again a few seconds later: the store calls fail while it is
-// down, the activities retry, and the session completes with the same graph
-// as an uninterrupted run, nothing lost or duplicated.
+// session (while its second model call is held, before that iteration's
+// ApplyOps) and starts it again a few seconds later: the store calls fail while it is down, the activities retry, and
+// the session completes with the same graph as an uninterrupted run,
+// nothing lost or duplicated.
 func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 	if os.Getenv("LETHE_TEST_NEO4J_URI") == "" {
 		if os.Getenv("CI") != "" {
@@ -194,20 +198,25 @@ func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 	}
 	n := startNeo4j(t)
 
-	base := runNeo4jSession(t, n, "neo4j-uninterrupted", nil)
+	base, chats := runNeo4jSession(t, n, "neo4j-uninterrupted", 0, nil)
 	if base.res.StopReason != workflows.StopRootDone {
 		t.Fatalf("uninterrupted run stopped by %q", base.res.StopReason)
 	}
 	checkNoDuplicates(t, base)
 
+	// The restarted run holds its second chat request (iteration 2's; every
+	// run of the script has it, and a whole iteration and the assembly
+	// follow it).
+	const holdAt = 2
+	if chats < holdAt+1 {
+		t.Fatalf("the uninterrupted run made %d chat requests; the fault needs one after the %d-th", chats, holdAt)
+	}
 	var down time.Duration
-	faulted := runNeo4jSession(t, n, "neo4j-restarted", func(c client.Client, g *chatGate) {
-		waitIteration(t, c, "neo4j-restarted", 2) // iteration 3 is under way
-		held := g.close()
+	faulted, _ := runNeo4jSession(t, n, "neo4j-restarted", holdAt, func(c client.Client, g *chatGate) {
 		select {
-		case <-held: // iteration 3 (or the assembly) is inside a model call
+		case <-g.held:
 		case <-time.After(2 * time.Minute):
-			t.Fatal("no chat request after iteration 2")
+			t.Fatalf("chat request %d never came (%d so far)", holdAt, g.count())
 		}
 		stopped := time.Now()
 		n.script(t, "stop", n.dir)
