@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/lethe-research/lethe/graph"
 )
 
 // Parse turns a model answer into validated operations.
 //
 // It extracts the JSON object (see Extract), decodes it strictly and
-// validates the result (see Validate). Strict means: the top level holds
+// validates the result (see Validate). A valid answer's dependencies on the
+// root goal are dropped (see dropRootDependencies). Strict means: the top level holds
 // exactly one key, "ops", holding an array; every element is an object whose
 // "op" is one of the eight types and whose keys are exactly fields of that
 // type, matched case-sensitively (encoding/json alone would accept "Task"
@@ -70,7 +74,27 @@ func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
 		sortErrors(errs)
 		return nil, errs
 	}
-	return ops, nil
+	return dropRootDependencies(ops), nil
+}
+
+// dropRootDependencies removes every dependency of a task on the root goal:
+// depends_on entries and depend ops. Such a task would never be ready (the
+// root is completed last, and that ends the research), so the dependency
+// can only be a mistake; small models make it often ("this belongs to the
+// goal"), and rejecting the answer would also throw away the searches in
+// it. Like a null field, it is read as absent.
+func dropRootDependencies(ops []Op) []Op {
+	out := ops[:0]
+	for _, o := range ops {
+		if o.Op == OpDepend && o.On == graph.RootShortID && o.Task != graph.RootShortID {
+			continue
+		}
+		if o.Op == OpCreate && slices.Contains(o.DependsOn, graph.RootShortID) {
+			o.DependsOn = slices.DeleteFunc(slices.Clone(o.DependsOn), func(d string) bool { return d == graph.RootShortID })
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // opMeta carries what the decoder knows and Validate cannot: which keys were

@@ -44,8 +44,6 @@ const ShortIDPattern = `^[A-Za-z0-9_-]{1,32}$`
 //     revise the result); update and fail do not target the root goal, which
 //     is the user's question and must end answered;
 //   - no task is its own parent or dependency, and depends_on has no repeats;
-//   - no task depends on the root goal (it would never be ready: the root
-//     is completed last, and that ends the session);
 //   - complete does not close a task under which the same answer creates
 //     subtasks that it leaves open (PENDING or ACTIVE at its end): they would
 //     never run, so the plan and the result contradict each other (a small
@@ -325,15 +323,7 @@ func (v *validator) rules(i int, o *Op) {
 		if o.Task != "" && o.Task == o.On {
 			v.add(errf(i, o.Op, "on", CodeSelfReference, "a task cannot depend on itself"))
 		}
-		if o.On == graph.RootShortID && o.Task != graph.RootShortID {
-			v.add(errf(i, o.Op, "on", CodeRootGoal, rootDependency))
-		}
-	case OpCreate:
-		for j, d := range o.DependsOn {
-			if d == graph.RootShortID {
-				v.add(errf(i, o.Op, "depends_on["+strconv.Itoa(j)+"]", CodeRootGoal, rootDependency))
-			}
-		}
+
 	case OpUpdate, OpFail, OpContinue:
 		if !v.exists(o.Task) {
 			return
@@ -358,11 +348,6 @@ func (v *validator) rules(i int, o *Op) {
 		}
 	}
 }
-
-// rootDependency explains why nothing may wait for the root: a task that
-// depends on it is never ready, since the root is completed last and its
-// completion ends the research.
-const rootDependency = `no task can wait for the root goal "root": it is completed last, and that ends the research. Leave it out of depends_on`
 
 // transition records the status change an op makes, so later ops in the
 // same answer see it. It applies even when the op has errors: the model's
