@@ -1,8 +1,6 @@
 package activities_test
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,28 +14,9 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 )
-
-func wav(seconds int) []byte {
-	n := 16000 * seconds
-	var b bytes.Buffer
-	le := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
-	b.WriteString("RIFF")
-	le(uint32(36 + 2*n))
-	b.WriteString("WAVEfmt ")
-	le(uint32(16))
-	le(uint16(1))
-	le(uint16(1))
-	le(uint32(16000))
-	le(uint32(32000))
-	le(uint16(2))
-	le(uint16(16))
-	b.WriteString("data")
-	le(uint32(2 * n))
-	b.Write(make([]byte, 2*n))
-	return b.Bytes()
-}
 
 // TestResearchActivities runs Discover, Fetch, Transcribe and Ingest as
 // the worker wires them (service.NewActivities) in the SDK's activity
@@ -54,7 +33,7 @@ func TestResearchActivities(t *testing.T) {
 	}
 	corpus := t.TempDir()
 	os.WriteFile(filepath.Join(corpus, "dendrites.md"), []byte("# Lithium dendrites\n\nLithium dendrites grow through grain boundaries of the solid electrolyte and short the cell.\n"), 0o644)
-	os.WriteFile(filepath.Join(corpus, "dendrites_talk.wav"), wav(2), 0o644)
+	os.WriteFile(filepath.Join(corpus, "dendrites_talk.wav"), lethetest.SilentWAV(16000, 16000*2), 0o644)
 
 	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
@@ -146,7 +125,7 @@ func TestResearchActivities(t *testing.T) {
 	}
 
 	// A whisper failure is counted, not fatal.
-	os.WriteFile(filepath.Join(corpus, "other_talk.wav"), wav(1), 0o644)
+	os.WriteFile(filepath.Join(corpus, "other_talk.wav"), lethetest.SilentWAV(16000, 16000*1), 0o644)
 	whisperFail.Store(true)
 	key2 := "research/1/0/1"
 	if _, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: key2, URLs: []string{"corpus:///other_talk.wav"}}); err != nil {

@@ -12,13 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/neo4j"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -160,24 +160,9 @@ func runNeo4jSession(t *testing.T, n *neo4jServer, id string, holdAt int, fault 
 	if fault != nil {
 		fault(c, gate)
 	}
-	var out outcome
-	if err := run.Get(ctx, &out.res); err != nil {
-		w.dumpLog(t)
-		t.Fatalf("session %s: %v", id, err)
-	}
-	w.stop(syscall.SIGTERM)
-	store, err := neo4j.Open(ctx, neo4j.Config{URI: n.uri, User: "neo4j", Password: n.password})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if out.tasks, err = store.Tasks(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if out.evidence, err = store.Evidence(ctx, id, ""); err != nil {
-		t.Fatal(err)
-	}
-	out.history = history(t, c, id, run.GetRunID())
+	out := finishSession(t, ctx, c, run, w, func() (graph.Store, error) {
+		return neo4j.Open(ctx, neo4j.Config{URI: n.uri, User: "neo4j", Password: n.password})
+	})
 	return out, gate.count()
 }
 

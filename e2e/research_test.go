@@ -26,7 +26,6 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/graph"
-	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
@@ -249,25 +248,8 @@ func runWebSession(t *testing.T, id string, site *webSite, kill func(w *workerPr
 	if kill != nil {
 		w = kill(w)
 	}
-	var out webOutcome
-	if err := run.Get(ctx, &out.res); err != nil {
-		w.dumpLog(t)
-		t.Fatalf("session %s: %v", id, err)
-	}
-	out.elapsed = time.Since(start)
-	w.stop(syscall.SIGTERM)
-	store, err := embedded.Open(cfg.Graph.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if out.tasks, err = store.Tasks(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if out.evidence, err = store.Evidence(ctx, id, ""); err != nil {
-		t.Fatal(err)
-	}
-	out.history = history(t, c, id, run.GetRunID())
+	out := webOutcome{outcome: finishSession(t, ctx, c, run, w, embeddedAt(cfg.Graph.Path))}
+	out.elapsed = time.Since(start) // includes reading the graph back: milliseconds
 	// Every research run replays deterministically from its real history.
 	for _, e := range out.history.Events {
 		if a := e.GetChildWorkflowExecutionCompletedEventAttributes(); a != nil {
@@ -435,26 +417,6 @@ func newWhisperDouble(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	return srv, &calls
 }
 
-// silence is a 16-bit mono PCM WAV of n samples at 22.05 kHz.
-func silence(n int) []byte {
-	var b bytes.Buffer
-	le := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
-	b.WriteString("RIFF")
-	le(uint32(36 + 2*n))
-	b.WriteString("WAVEfmt ")
-	le(uint32(16))
-	le(uint16(1))
-	le(uint16(1))
-	le(uint32(22050))
-	le(uint32(44100))
-	le(uint16(2))
-	le(uint16(16))
-	b.WriteString("data")
-	le(uint32(2 * n))
-	b.Write(make([]byte, 2*n))
-	return b.Bytes()
-}
-
 // TestWebResearchTranscribesMedia: pages carry an audio file over 50 KB;
 // the browser sees it on the network, Fetch captures it, Transcribe
 // converts it with ffmpeg and sends it to the whisper.cpp protocol double,
@@ -468,7 +430,7 @@ func TestWebResearchTranscribesMedia(t *testing.T) {
 		t.Skip("ffmpeg is not installed")
 	}
 	site := newWebSite(t, 0)
-	site.audio = silence(22050 * 3) // 3 s, 132 KB
+	site.audio = lethetest.SilentWAV(22050, 22050*3) // 3 s, 132 KB
 	whisper, calls := newWhisperDouble(t)
 	site.params = map[string]string{"research.whisper_url": whisper.URL}
 	o := runWebSession(t, "web-media", site, nil)

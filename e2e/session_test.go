@@ -66,25 +66,38 @@ func runSession(t *testing.T, id string, kill func(c client.Client, w *workerPro
 	if kill != nil {
 		w = kill(c, w)
 	}
+	return finishSession(t, ctx, c, run, w, embeddedAt(cfg.Graph.Path))
+}
+
+// finishSession waits for the session's result, stops the worker (which
+// releases an embedded graph file), and reads the session's tasks and
+// evidence from the store that open returns, and its history.
+func finishSession(t *testing.T, ctx context.Context, c client.Client, run client.WorkflowRun, w *workerProc, open func() (graph.Store, error)) outcome {
+	t.Helper()
 	var out outcome
 	if err := run.Get(ctx, &out.res); err != nil {
 		w.dumpLog(t)
-		t.Fatalf("session %s: %v", id, err)
+		t.Fatalf("session %s: %v", run.GetID(), err)
 	}
-	w.stop(syscall.SIGTERM) // releases the graph file
-	store, err := embedded.Open(cfg.Graph.Path)
+	w.stop(syscall.SIGTERM)
+	store, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if out.tasks, err = store.Tasks(ctx, id); err != nil {
+	if out.tasks, err = store.Tasks(ctx, run.GetID()); err != nil {
 		t.Fatal(err)
 	}
-	if out.evidence, err = store.Evidence(ctx, id, ""); err != nil {
+	if out.evidence, err = store.Evidence(ctx, run.GetID(), ""); err != nil {
 		t.Fatal(err)
 	}
-	out.history = history(t, c, id, run.GetRunID())
+	out.history = history(t, c, run.GetID(), run.GetRunID())
 	return out
+}
+
+// embeddedAt opens the embedded graph file at path, for finishSession.
+func embeddedAt(path string) func() (graph.Store, error) {
+	return func() (graph.Store, error) { return embedded.Open(path) }
 }
 
 func history(t *testing.T, c client.Client, id, runID string) *historypb.History {

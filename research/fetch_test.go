@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
 func TestPDFConverter(t *testing.T) {
@@ -49,7 +50,7 @@ func TestReflowPDFText(t *testing.T) {
 
 func TestHTTPFetcherKinds(t *testing.T) {
 	needTool(t, "pdftotext")
-	site := newTestSite(t, silentWAV(16000, 40000)) // 80 KB of audio
+	site := newTestSite(t, lethetest.SilentWAV(16000, 40000)) // 80 KB of audio
 	hf := NewHTTPFetcher(HTTPFetcherConfig{Policy: URLPolicy{AllowLoopback: true}, PDF: &PDFConverter{}, MediaDir: t.TempDir(), MaxPageBytes: 1 << 20})
 	ctx := context.Background()
 	d, err := hf.Fetch(ctx, site.URL+"/a.html")
@@ -161,7 +162,7 @@ func TestWhisperClient(t *testing.T) {
 	d := newWhisperDouble(t, "hello world")
 	dir := t.TempDir()
 	wav := filepath.Join(dir, "a.wav")
-	os.WriteFile(wav, silentWAV(16000, 16000), 0o644)
+	os.WriteFile(wav, lethetest.SilentWAV(16000, 16000), 0o644)
 	w := &WhisperClient{BaseURL: d.URL + "/", Translate: true, Language: "de"}
 	text, err := w.Inference(context.Background(), wav)
 	if err != nil || text != "hello world" {
@@ -181,7 +182,7 @@ func TestWhisperClient(t *testing.T) {
 	if _, err := w.Inference(context.Background(), wav); err == nil || !strings.Contains(err.Error(), "failed to process audio") {
 		t.Errorf("server error: %v", err)
 	}
-	os.WriteFile(wav, silentWAV(8000, 8000), 0o644)
+	os.WriteFile(wav, lethetest.SilentWAV(8000, 8000), 0o644)
 	if _, err := w.Inference(context.Background(), wav); err == nil || !strings.Contains(err.Error(), "HTTP 400") {
 		t.Errorf("8 kHz audio accepted: %v", err)
 	}
@@ -199,7 +200,7 @@ func TestTranscriberConvertsAndFailsSoftly(t *testing.T) {
 	d := newWhisperDouble(t, "converted speech")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.wav")
-	os.WriteFile(in, silentWAV(44100, 44100*3), 0o644) // 3 s at 44.1 kHz
+	os.WriteFile(in, lethetest.SilentWAV(44100, 44100*3), 0o644) // 3 s at 44.1 kHz
 	tr := &Transcriber{Whisper: &WhisperClient{BaseURL: d.URL}, FFmpeg: ffmpeg, MaxDuration: 2 * time.Second}
 	text, err := tr.Transcribe(context.Background(), in)
 	if err != nil || text != "converted speech" {
@@ -220,7 +221,7 @@ func TestTranscriberConvertsAndFailsSoftly(t *testing.T) {
 
 func TestCorpusMediaAndLocalPath(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "dendrite_talk.wav"), silentWAV(16000, 30000), 0o644)
+	os.WriteFile(filepath.Join(dir, "dendrite_talk.wav"), lethetest.SilentWAV(16000, 30000), 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\n\nCathode interfaces degrade.\n"), 0o644)
 	ext := append(DefaultCorpusExtensions(), MediaExtensions()...)
 	c, err := NewCorpus(CorpusConfig{Root: dir, Extensions: ext, Extractors: MediaExtractors()})

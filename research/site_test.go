@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
 // needTool returns the path of an executable the test needs. Without it the
@@ -227,7 +229,7 @@ setTimeout(function () {
 		http.ServeContent(w, r, "talk.wav", time.Time{}, bytes.NewReader(s.speech))
 	})
 	mux.HandleFunc("/media/click.wav", func(w http.ResponseWriter, r *http.Request) { // under 50 KB: ignored
-		http.ServeContent(w, r, "click.wav", time.Time{}, bytes.NewReader(silentWAV(8000, 2000)))
+		http.ServeContent(w, r, "click.wav", time.Time{}, bytes.NewReader(lethetest.SilentWAV(8000, 2000)))
 	})
 	mux.HandleFunc("/slow.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -292,26 +294,6 @@ setTimeout(function () {
 		s.Server.Close()
 	})
 	return s
-}
-
-// silentWAV is n samples of 16-bit mono silence at rate Hz.
-func silentWAV(rate, n int) []byte {
-	var b bytes.Buffer
-	data := n * 2
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+data))
-	b.WriteString("WAVEfmt ")
-	binary.Write(&b, binary.LittleEndian, uint32(16))
-	binary.Write(&b, binary.LittleEndian, uint16(1))
-	binary.Write(&b, binary.LittleEndian, uint16(1))
-	binary.Write(&b, binary.LittleEndian, uint32(rate))
-	binary.Write(&b, binary.LittleEndian, uint32(rate*2))
-	binary.Write(&b, binary.LittleEndian, uint16(2))
-	binary.Write(&b, binary.LittleEndian, uint16(16))
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(data))
-	b.Write(make([]byte, data))
-	return b.Bytes()
 }
 
 // wavInfo reads the format of a PCM WAV file.
