@@ -310,27 +310,23 @@ func checkSessionID(id string) error {
 
 // requireSession fails with ErrNotFound when the session does not exist.
 func requireSession(ctx context.Context, tx driver.ManagedTransaction, sessionID string) error {
-	if err := checkSessionID(sessionID); err != nil {
-		return err
-	}
-	rec, err := single(ctx, tx, "MATCH (s:Session {id: $sid}) RETURN s.id", map[string]any{"sid": sessionID})
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		return fmt.Errorf("session %q: %w", sessionID, graph.ErrNotFound)
-	}
-	return nil
+	return matchSession(ctx, tx, sessionID, "MATCH (s:Session {id: $sid}) RETURN s.id")
 }
 
 // lockSession takes the write lock of the session node, which serialises
 // the writes of one session, and fails with ErrNotFound when the session
 // does not exist.
 func lockSession(ctx context.Context, tx driver.ManagedTransaction, sessionID string) error {
+	return matchSession(ctx, tx, sessionID, "MATCH (s:Session {id: $sid}) SET s.lock_ = true REMOVE s.lock_ RETURN s.id")
+}
+
+// matchSession runs a query on the session node ($sid) and fails with
+// ErrNotFound when it matches nothing.
+func matchSession(ctx context.Context, tx driver.ManagedTransaction, sessionID, query string) error {
 	if err := checkSessionID(sessionID); err != nil {
 		return err
 	}
-	rec, err := single(ctx, tx, "MATCH (s:Session {id: $sid}) SET s.lock_ = true REMOVE s.lock_ RETURN s.id", map[string]any{"sid": sessionID})
+	rec, err := single(ctx, tx, query, map[string]any{"sid": sessionID})
 	if err != nil {
 		return err
 	}
