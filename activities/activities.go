@@ -87,3 +87,13 @@ func truncate(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+// boundURL is u when it is at most max bytes (max ≤ 0: no bound), else
+// empty: a URL that long is page-controlled noise, and a cut one would
+// name another page.
+func boundURL(u string, max int) string {
+	if max > 0 && len(u) > max {
+		return ""
+	}
+	return u
+}

@@ -93,7 +93,60 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 		out.Sections = append(out.Sections, SectionInfo{Title: sec.Title, Tokens: llm.EstimateTokens(sec.Text)})
 	}
 	out.Sources = c.list
+	if out.RootDone {
+		if err := c.checkRoot(ctx, &out); err != nil {
+			return CollectResult{}, err
+		}
+	}
 	return out, putBlob(ctx, a.Store, in.SessionID, sectionsKey, doc)
+}
+
+// checkRoot holds the root's result, which the model wrote during the
+// loop, to the same citation check as a composed part: a number must name
+// a source of the report, a quoted span must occur in that source's
+// evidence. Invalid citations are removed (no repair call: the loop is
+// over and the root's author is not asked again).
+func (c *collector) checkRoot(ctx context.Context, out *CollectResult) error {
+	ev, err := c.a.Store.Evidence(ctx, c.session, "")
+	if err != nil {
+		return fmt.Errorf("collect evidence for root citations: %w", err)
+	}
+	evidence := map[int]string{}
+	for _, e := range ev {
+		if n := c.sourceNumber(e); n > 0 {
+			evidence[n] += e.Content + "\n"
+		}
+	}
+	out.Sources = c.list
+	out.RootResult, out.RootRemoved = RemoveInvalidCitations(out.RootResult, evidence)
+	out.RootCited = citedNumbers(out.RootResult)
+	return nil
+}
+
+// Extract is the report part Compose would have written, without the
+// model: each section's text (a task's result and its [Source data], or a
+// leaf's evidence) as collected, with its citations. The session uses it
+// when composition fails past the outage tolerance, so that the research
+// is never lost with the model.
+func (a *Activities) Extract(ctx context.Context, in ComposeInput) (ComposeResult, error) {
+	var doc sectionsDoc
+	ok, err := getBlob(ctx, a.Store, in.SessionID, sectionsKey, &doc)
+	if err != nil {
+		return ComposeResult{}, err
+	}
+	if !ok {
+		return ComposeResult{}, fmt.Errorf("extract: sections of session %s not collected", in.SessionID)
+	}
+	var b strings.Builder
+	for _, i := range in.Sections {
+		if i < 0 || i >= len(doc.Sections) {
+			return ComposeResult{}, nonRetryable(ErrInvalidInput, fmt.Errorf("extract: section %d of %d", i, len(doc.Sections)))
+		}
+		sec := doc.Sections[i]
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", strings.TrimSpace(sec.Title), strings.TrimSpace(sec.Text))
+	}
+	md := strings.TrimSpace(b.String())
+	return ComposeResult{Markdown: md, Cited: citedNumbers(md)}, nil
 }
 
 type collector struct {
@@ -217,7 +270,11 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	call := func(prompt string) (string, error) {
 		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: a.Cfg.LLM.ComposeTokens, NoThink: true}, nil)
 		if err != nil {
-			return "", fmt.Errorf("compose part %d: %w", in.Part, err)
+			err = fmt.Errorf("compose part %d: %w", in.Part, err)
+			if !llm.IsRetryable(err) && ctx.Err() == nil { // a refusal or a bad request: the same call fails again
+				return "", nonRetryable(ErrLLM, err)
+			}
+			return "", err
 		}
 		res.Tokens += r.Usage.TotalTokens
 		res.PromptTokens += r.Usage.PromptTokens
@@ -360,7 +417,7 @@ func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeRe
 			res.Failed++
 		}
 	}
-	if len(texts) > 0 {
+	if len(texts) > 0 && !in.SkipEmbeddings {
 		embs, err := a.Embed.Embed(ctx, llm.Document, texts)
 		if err != nil {
 			return FinalizeResult{}, fmt.Errorf("finalize embed results: %w", err)

@@ -26,7 +26,7 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 	}
 	resp, err := a.Chat.Complete(ctx, req, func(tokens int) { activity.RecordHeartbeat(ctx, tokens) })
 	if err != nil {
-		if llm.IsRetryable(err) {
+		if llm.IsRetryable(err) || ctx.Err() != nil { // an outage (Guard classifies it) or a worker shutting down
 			return ReasonResult{}, fmt.Errorf("reason iteration %d: %w", in.Iteration, err)
 		}
 		return ReasonResult{}, nonRetryable(ErrLLM, fmt.Errorf("reason iteration %d: %w", in.Iteration, err))
@@ -60,10 +60,21 @@ func (a *Activities) ApplyOps(ctx context.Context, in ApplyInput) (ApplyOutput, 
 			return ApplyOutput{}, fmt.Errorf("apply embed %d texts: %w", len(texts), err)
 		}
 	}
+	fetched, err := a.fetchedSources(ctx, in.SessionID, in.Ops)
+	if err != nil {
+		return ApplyOutput{}, err
+	}
 	var ops []graph.Op
 	var summary []string
 	k := 0
 	for _, op := range in.Ops {
+		if op.Op == "evidence" && op.Source != "" && !fetched[op.Source] {
+			// A page can tell the model to cite anything; an evidence
+			// operation may only name a page this session read.
+			logger(ctx, in.SessionID).Warn("evidence source dropped: not fetched by this session", "iteration", in.Iteration, "source", truncate(op.Source, 200))
+			summary = append(summary, fmt.Sprintf("source %q dropped: not a page this session read", truncate(op.Source, 80)))
+			op.Source = ""
+		}
 		var emb []float32
 		if op.EmbedText != "" {
 			emb, k = embs[k], k+1
@@ -102,6 +113,29 @@ func (a *Activities) ApplyOps(ctx context.Context, in ApplyInput) (ApplyOutput, 
 	for _, t := range tasks {
 		if t.ShortID == graph.RootShortID {
 			out.RootDone = t.Status == graph.Done
+		}
+	}
+	return out, nil
+}
+
+// fetchedSources is the set of source URLs of the evidence this session
+// fetched, read only when an evidence operation names a source.
+func (a *Activities) fetchedSources(ctx context.Context, session string, ops []din.Op) (map[string]bool, error) {
+	need := false
+	for _, op := range ops {
+		need = need || (op.Op == "evidence" && op.Source != "")
+	}
+	if !need {
+		return nil, nil
+	}
+	ev, err := a.Store.Evidence(ctx, session, "")
+	if err != nil {
+		return nil, fmt.Errorf("apply read fetched sources: %w", err)
+	}
+	out := map[string]bool{}
+	for _, e := range ev {
+		if e.Kind != graph.KindLLM && e.SourceURL != "" {
+			out[e.SourceURL] = true
 		}
 	}
 	return out, nil

@@ -198,9 +198,13 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 		if slices.Contains(c.e.Also, selID) {
 			task = selID
 		}
+		// Everything here came from a page or a model: bounded again, so that
+		// 64 candidates always fit in the activity result.
+		text := truncate(c.e.Content, 2*a.Cfg.Research.ChunkChars)
 		out.Candidates = append(out.Candidates, Candidate{
-			Ref: c.e.ID, Task: graph.ShortIDOf(task), Text: c.e.Content, Source: c.e.SourceURL, Title: c.e.Title,
-			Tokens: llm.EstimateTokens(c.e.Content), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
+			Ref: c.e.ID, Task: graph.ShortIDOf(task), Text: text, Source: boundURL(c.e.SourceURL, a.Cfg.Research.MaxURLBytes),
+			Title: truncate(c.e.Title, a.Cfg.Research.MaxTitleChars),
+			Tokens: llm.EstimateTokens(text), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
 		})
 	}
 	out.Sims = algebra.NewPairSims(vs)

@@ -26,6 +26,7 @@ const (
 	NameObserve        = "Observe"
 	NameCollectSection = "CollectSections"
 	NameCompose        = "Compose"
+	NameExtract        = "Extract"
 	NameFinalize       = "Finalize"
 	NameDiscover       = "Discover"
 	NameFetch          = "Fetch"
@@ -254,8 +255,13 @@ type Source struct {
 
 // CollectResult lists the ordered sections and the numbered sources.
 type CollectResult struct {
-	RootDone   bool          `json:"root_done"`
-	RootResult string        `json:"root_result,omitempty"`
+	RootDone bool `json:"root_done"`
+	// RootResult is the root's result with its citations checked like a
+	// composed part's: invalid ones removed (RootRemoved), valid ones
+	// listed (RootCited).
+	RootResult  string        `json:"root_result,omitempty"`
+	RootRemoved int           `json:"root_removed,omitempty"`
+	RootCited   []int         `json:"root_cited,omitempty"`
 	Sections   []SectionInfo `json:"sections"`
 	Sources    []Source      `json:"sources"`
 }
@@ -286,6 +292,9 @@ type ComposeResult struct {
 // FinalizeInput closes a session's graph.
 type FinalizeInput struct {
 	SessionID string `json:"session_id"`
+	// SkipEmbeddings closes the graph without filling missing result
+	// embeddings: the embedding server stayed down past the tolerance.
+	SkipEmbeddings bool `json:"skip_embeddings,omitempty"`
 }
 
 // FinalizeResult counts the final graph.
@@ -367,4 +376,9 @@ type ResearchResult struct {
 	Batches     int     `json:"batches"`
 	Psi         float64 `json:"psi"`
 	StopReason  string  `json:"stop_reason"`
+	// ModelWaitMS is how long the run waited out model outages; the
+	// session keeps it off its wall-clock budget.
+	ModelWaitMS int64 `json:"model_wait_ms,omitempty"`
+	// ModelGaveUp: a model server stayed down past llm.outage_tolerance.
+	ModelGaveUp bool `json:"model_gave_up,omitempty"`
 }

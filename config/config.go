@@ -71,6 +71,8 @@ type LLM struct {
 	Temperature       float64       `mapstructure:"temperature" json:"temperature"`
 	MaxRepairAttempts int           `mapstructure:"max_repair_attempts" json:"max_repair_attempts"`
 	ComposeTokens     int           `mapstructure:"compose_tokens" json:"compose_tokens"`
+	OutageTolerance   time.Duration `mapstructure:"outage_tolerance" json:"outage_tolerance"`
+	OutageMaxBackoff  time.Duration `mapstructure:"outage_max_backoff" json:"outage_max_backoff"`
 }
 
 type Embed struct {
@@ -115,6 +117,12 @@ type Research struct {
 	MaxPageBytes        int           `mapstructure:"max_page_bytes" json:"max_page_bytes"`
 	ChunkChars          int           `mapstructure:"chunk_chars" json:"chunk_chars"`
 	MaxChunksPerPage    int           `mapstructure:"max_chunks_per_page" json:"max_chunks_per_page"`
+	MaxChunksEmbedded   int           `mapstructure:"max_chunks_embedded" json:"max_chunks_embedded"`
+	MaxTitleChars       int           `mapstructure:"max_title_chars" json:"max_title_chars"`
+	MaxURLBytes         int           `mapstructure:"max_url_bytes" json:"max_url_bytes"`
+	MaxTextBytes        int           `mapstructure:"max_text_bytes" json:"max_text_bytes"`
+	ChildMemoryBytes    int           `mapstructure:"child_memory_bytes" json:"child_memory_bytes"`
+	ProxyIdleTimeout    time.Duration `mapstructure:"proxy_idle_timeout" json:"proxy_idle_timeout"`
 	SearxngEngines      string        `mapstructure:"searxng_engines" json:"searxng_engines"`
 	SearxngCategories   string        `mapstructure:"searxng_categories" json:"searxng_categories"`
 	SearxngLanguage     string        `mapstructure:"searxng_language" json:"searxng_language"`
@@ -171,6 +179,7 @@ type Temporal struct {
 	ContinueEvery              int           `mapstructure:"continue_every" json:"continue_every"`
 	ActivityTimeout            time.Duration `mapstructure:"activity_timeout" json:"activity_timeout"`
 	HeartbeatTimeout           time.Duration `mapstructure:"heartbeat_timeout" json:"heartbeat_timeout"`
+	MaxPayloadBytes            int           `mapstructure:"max_payload_bytes" json:"max_payload_bytes"`
 	SearchAttributes           bool          `mapstructure:"search_attributes" json:"search_attributes"`
 	MaxConcurrentActivities    int           `mapstructure:"max_concurrent_activities" json:"max_concurrent_activities"`
 	MaxConcurrentLLM           int           `mapstructure:"max_concurrent_llm" json:"max_concurrent_llm"`

@@ -232,6 +232,11 @@ func setPath(m map[string]any, path string, v any) {
 // answer's content has its thinking removed (see SplitThinking); an empty
 // content is not an error.
 func (c *ChatClient) Complete(ctx context.Context, req ChatRequest, onProgress func(tokens int)) (ChatResponse, error) {
+	resp, err := c.complete(ctx, req, onProgress)
+	return resp, serviceError(ServiceChat, c.cfg.BaseURL, err)
+}
+
+func (c *ChatClient) complete(ctx context.Context, req ChatRequest, onProgress func(tokens int)) (ChatResponse, error) {
 	start := time.Now()
 	base, err := normalizeBaseURL(c.cfg.BaseURL)
 	if err != nil {

@@ -101,6 +101,11 @@ type embedAnswer struct {
 // (also across batches), a dimension other than Dimensions when that is set,
 // or a zero / non-finite vector. No texts → nil, no request.
 func (c *EmbedClient) Embed(ctx context.Context, kind EmbedKind, texts []string) ([][]float32, error) {
+	vecs, err := c.embed(ctx, kind, texts)
+	return vecs, serviceError(ServiceEmbed, c.cfg.BaseURL, err)
+}
+
+func (c *EmbedClient) embed(ctx context.Context, kind EmbedKind, texts []string) ([][]float32, error) {
 	if kind != Query && kind != Document {
 		return nil, fmt.Errorf("llm embed: %w: unknown kind %d", ErrInvalidRequest, int(kind))
 	}

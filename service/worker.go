@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/uber-go/tally/v4"
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdktally "go.temporal.io/sdk/contrib/tally"
 	"go.temporal.io/sdk/worker"
 
@@ -58,6 +60,7 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 			MaxConcurrentActivityExecutionSize:     cfg.Temporal.MaxConcurrentActivities,
 			MaxConcurrentWorkflowTaskExecutionSize: cfg.Temporal.MaxConcurrentWorkflowTasks,
 			DisableWorkflowWorker:                  q != cfg.Temporal.TaskQueue,
+			Interceptors:                           Interceptors(cfg),
 		}
 		switch q {
 		case cfg.Temporal.TaskQueue:
@@ -74,6 +77,13 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 		ws = append(ws, w)
 	}
 	return ws
+}
+
+// Interceptors are the worker interceptors every worker (and the SDK's
+// test environment) runs activities through: heartbeats on a timer, the
+// payload bound, failure classification (activities.Guard).
+func Interceptors(cfg config.Config) []interceptor.WorkerInterceptor {
+	return []interceptor.WorkerInterceptor{&activities.Guard{MaxPayload: cfg.Temporal.MaxPayloadBytes}}
 }
 
 // Metrics is the worker's Prometheus endpoint: the SDK's metrics (through
@@ -98,6 +108,9 @@ func StartMetrics(addr string) (*Metrics, error) {
 		return &Metrics{Handler: client.MetricsNopHandler}, nil
 	}
 	reg := prometheus.NewRegistry()
+	// go_goroutines and process_open_fds show a leak (a tunnel, a tab, a
+	// child process) that a hostile page left behind.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reporter := tallyprom.NewReporter(tallyprom.Options{Registerer: reg})
 	scope, closer := tally.NewRootScope(tally.ScopeOptions{
 		CachedReporter:  reporter,

@@ -13,68 +13,139 @@ import (
 
 // assemble collects the sections (DFS + MMR, in an activity), splits them
 // with group_by_budget, composes each group with one no-think LLM call whose
-// citations are checked, then finalizes the graph.
+// citations are checked, then finalizes the graph. Composition never loses
+// the research: a part the model cannot write (down past the tolerance, or
+// failing) is replaced by its material, and the stop reason says so.
 func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	s.phase = "assembling"
 	s.publish(ctx, StatusAssembling)
 	gctx := graphCtx(ctx, s.cfg)
 	var col activities.CollectResult
-	if err := workflow.ExecuteActivity(gctx, activities.NameCollectSection, activities.CollectInput{SessionID: s.id}).Get(ctx, &col); err != nil {
+	if err := s.exec(ctx, gctx, activities.NameCollectSection, activities.CollectInput{SessionID: s.id}, &col); err != nil {
 		return SessionResult{}, fmt.Errorf("collect sections: %w", err)
 	}
-	res := SessionResult{SessionID: s.id, StopReason: s.stop, Iterations: s.st.Iteration, Psi: s.st.Psi, Models: s.st.Models}
+	res := SessionResult{SessionID: s.id, Iterations: s.st.Iteration, Psi: s.st.Psi, Models: s.st.Models}
 	var body []string
 	cited := map[int]bool{}
 	switch {
 	case col.RootDone && strings.TrimSpace(col.RootResult) != "":
-		body = append(body, col.RootResult) // the LLM composed the answer during the loop
+		// The LLM composed the answer during the loop; CollectSections has
+		// checked its citations like a composed part's.
+		body = append(body, col.RootResult)
+		res.RemovedCitations += col.RootRemoved
+		for _, n := range col.RootCited {
+			cited[n] = true
+		}
 	case len(col.Sections) == 0:
 		body = append(body, "No findings were recorded before the session stopped.")
 	default:
-		tokens := make([]int, len(col.Sections))
-		for i, sec := range col.Sections {
-			tokens[i] = sec.Tokens
-		}
-		groups := algebra.GroupByBudget(tokens, s.cfg.Assembly.GroupTokens)
-		futures := make([]workflow.Future, len(groups))
-		lctx := llmCtx(ctx, s.cfg)
-		for i, g := range groups {
-			futures[i] = workflow.ExecuteActivity(lctx, activities.NameCompose, activities.ComposeInput{
-				SessionID: s.id, Goal: s.in.Goal, Instructions: s.in.Instructions,
-				Sections: g, Part: i + 1, Parts: len(groups),
-			})
-		}
-		for i, f := range futures {
-			var part activities.ComposeResult
-			if err := f.Get(ctx, &part); err != nil {
-				return SessionResult{}, fmt.Errorf("compose part %d of %d: %w", i+1, len(groups), err)
-			}
+		parts, failure := s.composeAll(ctx, col)
+		for _, part := range parts {
 			body = append(body, part.Markdown)
 			res.RemovedCitations += part.RemovedCitations
-			s.st.Stats.LLMCalls += 1 + part.RepairCalls
-			s.st.Stats.RepairCalls += part.RepairCalls
-			s.st.Tokens += part.Tokens
-			s.st.Stats.PromptTokens += part.PromptTokens
-			s.st.Stats.CompletionToken += part.CompletionTokens
-			s.st.Stats.LLMLatencyMS += part.LatencyMS
 			for _, n := range part.Cited {
 				cited[n] = true
 			}
 		}
+		if failure != "" {
+			s.stop, res.Error = StopComposeFailed, failure
+			body = append([]string{composeFailedNote(failure)}, body...)
+		}
 	}
+	res.StopReason = s.stop
 	res.Citations = len(cited)
 	res.Sources = col.Sources
 	res.Report = renderReport(s.in.Goal, body, col.Sources, cited, s.stop)
 
 	s.phase = "finalizing"
-	var fin activities.FinalizeResult
-	if err := workflow.ExecuteActivity(gctx, activities.NameFinalize, activities.FinalizeInput{SessionID: s.id}).Get(ctx, &fin); err != nil {
-		return SessionResult{}, fmt.Errorf("finalize: %w", err)
+	fin, err := s.finalize(ctx)
+	if err != nil {
+		return SessionResult{}, err
 	}
 	res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence = fin.Tasks, fin.Done, fin.Failed, fin.Evidence
 	res.Stats = s.st.Stats
+	res.ModelWaitedS = s.st.ModelWaited.Seconds()
 	s.phase = "done"
 	return res, nil
+}
+
+// composeAll composes every group in parallel. A group whose composition
+// fails (after waiting out an outage up to the tolerance) gets the
+// extractive text of its sections instead; failure then says why.
+func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult) ([]activities.ComposeResult, string) {
+	tokens := make([]int, len(col.Sections))
+	for i, sec := range col.Sections {
+		tokens[i] = sec.Tokens
+	}
+	groups := algebra.GroupByBudget(tokens, s.cfg.Assembly.GroupTokens)
+	parts := make([]activities.ComposeResult, len(groups))
+	errs := make([]error, len(groups))
+	wg := workflow.NewWaitGroup(ctx)
+	for i, g := range groups {
+		in := activities.ComposeInput{
+			SessionID: s.id, Goal: s.in.Goal, Instructions: s.in.Instructions,
+			Sections: g, Part: i + 1, Parts: len(groups),
+		}
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			lctx := summarized(composeCtx(ctx, s.cfg), "compose part %d of %d", i+1, len(groups))
+			errs[i] = s.exec(ctx, lctx, activities.NameCompose, in, &parts[i])
+		})
+	}
+	wg.Wait(ctx)
+	failure := ""
+	for i, in := range groups {
+		if errs[i] == nil {
+			s.countCompose(parts[i])
+			continue
+		}
+		s.log.Error("composition failed; the part is extractive", "part", i+1, "error", errs[i])
+		if failure == "" {
+			failure = fmt.Sprintf("composition of part %d of %d failed: %v", i+1, len(groups), errs[i])
+		}
+		ex := activities.ComposeInput{SessionID: s.id, Goal: s.in.Goal, Sections: in, Part: i + 1, Parts: len(groups)}
+		if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "extractive part %d of %d", i+1, len(groups)), activities.NameExtract, ex, &parts[i]); err != nil {
+			s.log.Error("extractive part failed", "part", i+1, "error", err)
+			parts[i] = activities.ComposeResult{Markdown: "(This part could not be read back from the graph store.)"}
+		}
+	}
+	return parts, failure
+}
+
+func (s *session) countCompose(part activities.ComposeResult) {
+	s.st.Stats.LLMCalls += 1 + part.RepairCalls
+	s.st.Stats.RepairCalls += part.RepairCalls
+	s.st.Tokens += part.Tokens
+	s.st.Stats.PromptTokens += part.PromptTokens
+	s.st.Stats.CompletionToken += part.CompletionTokens
+	s.st.Stats.LLMLatencyMS += part.LatencyMS
+}
+
+// composeFailedNote heads an extractive report: what happened, and how to
+// get the composed report once the model is back.
+func composeFailedNote(failure string) string {
+	return "> **Note: this report is extractive.** " + strings.ReplaceAll(failure, "\n", " ") +
+		"\n> Each section below is the material it would have been written from, with its sources." +
+		" To compose it once the model server is back, reset the workflow to the workflow task before its first Compose activity" +
+		" (see docs/operations.md, \"Re-composing a report\")."
+}
+
+// finalize closes the graph. Filling missing result embeddings needs the
+// embedding server; when it stays down past the tolerance, the graph is
+// closed without them rather than not at all.
+func (s *session) finalize(ctx workflow.Context) (activities.FinalizeResult, error) {
+	var fin activities.FinalizeResult
+	err := s.exec(ctx, graphCtx(ctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id}, &fin)
+	if isOutage(err) {
+		s.log.Warn("embedding server down at finalize; result embeddings left empty", "error", err)
+		in := activities.FinalizeInput{SessionID: s.id, SkipEmbeddings: true}
+		err = workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameFinalize, in).Get(ctx, &fin)
+	}
+	if err != nil {
+		return fin, fmt.Errorf("finalize: %w", err)
+	}
+	return fin, nil
 }
 
 // renderReport is the Markdown report: the goal as title, the composed

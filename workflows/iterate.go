@@ -24,10 +24,12 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 		return StopRootDone
 	case st.StopRequested:
 		return StopRequested
+	case st.ModelGaveUp:
+		return StopModelUnavailable
 	case st.Iteration >= st.maxIterations(b.MaxIterations):
 		return StopMaxIterations
 	}
-	elapsed := workflow.Now(ctx).Sub(st.StartedAt)
+	elapsed := s.elapsed(ctx)
 	if elapsed.Seconds() >= b.OOMCap*st.maxWallClock(b.MaxWallClock).Seconds() {
 		return StopWallClockCap
 	}
@@ -69,7 +71,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	tokensBefore := s.st.Tokens
 
 	var rs activities.ReadStateResult
-	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: read ready set", iter), activities.NameReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}).Get(ctx, &rs); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), activities.NameReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
 		return "", fmt.Errorf("iteration %d read state: %w", iter, err)
 	}
 	s.st.Counts, s.st.Evidence, s.st.Tasks = countStatuses(rs.Tasks), rs.Evidence, rs.Tasks
@@ -83,26 +85,29 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 
 	sel := s.selectTask(rs)
 	s.st.Current = sel
-	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}).Get(ctx, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
 		return "", fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
 	}
-	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}).Get(ctx, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}, nil); err != nil {
 		return "", fmt.Errorf("iteration %d sync similar: %w", iter, err)
 	}
 	var ex activities.ExpandResult
-	if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}).Get(ctx, &ex); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}, &ex); err != nil {
 		return "", fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	user := din.Render(s.view(rs, sel, s.pack(ex)))
 	s.st.Guides = nil // shown in this DIN-Read
 
 	tasks := withStatus(rs.Tasks, sel, graph.Active)
-	ops, ok := s.reason(ctx, iter, user, known(tasks, sel))
+	ops, ok, err := s.reason(ctx, iter, user, known(tasks, sel))
+	if err != nil {
+		return "", fmt.Errorf("iteration %d reason: %w", iter, err)
+	}
 	newEvidence, hadCalls := 0, false
 	if ok {
 		var out activities.ApplyOutput
 		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold}
-		if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), activities.NameApplyOps, in).Get(ctx, &out); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), activities.NameApplyOps, in, &out); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
 		}
 		s.st.LastOps = out.Summary
@@ -119,7 +124,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		}
 	}
 	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
-		if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}).Get(ctx, nil); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}, nil); err != nil {
 			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
 		}
 	}
@@ -186,8 +191,10 @@ func sortByScore(idx []int, scores []float64) {
 
 // reason is steps 8-9: the LLM call, parse and validate, and the repair loop
 // with a halved thinking budget per attempt. ok is false when the call
-// failed or no valid answer came back.
-func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Known) ([]din.Op, bool) {
+// failed or no valid answer came back (the seed's rule: the iteration
+// counts). A model outage is not such a failure: it is waited out, and
+// past the tolerance it is returned as an error that stops the loop.
+func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Known) ([]din.Op, bool, error) {
 	lim := din.DefaultLimits()
 	lim.MaxOps, lim.MaxStringLen = s.cfg.DIN.MaxOps, s.cfg.DIN.MaxStringChars
 	budget := s.st.ThinkingBudget
@@ -203,10 +210,13 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 		if attempt > 0 {
 			s.st.Stats.RepairCalls++
 		}
-		if err := workflow.ExecuteActivity(lctx, activities.NameReason, in).Get(ctx, &out); err != nil {
+		if err := s.exec(ctx, lctx, activities.NameReason, in, &out); err != nil {
+			if isOutage(err) || temporal.IsCanceledError(err) {
+				return nil, false, err
+			}
 			s.st.Stats.FailedCalls++
 			s.log.Warn("LLM call failed; task goes back to PENDING", "iteration", iter, "error", err)
-			return nil, false
+			return nil, false, nil
 		}
 		s.st.Tokens += out.PromptTokens + out.CompletionTokens
 		s.st.Stats.PromptTokens += out.PromptTokens
@@ -214,12 +224,12 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 		s.st.Stats.LLMLatencyMS += out.LatencyMS
 		ops, errs := din.Parse(out.Content, k, lim)
 		if len(errs) == 0 {
-			return ops, true
+			return ops, true, nil
 		}
 		s.log.Warn("invalid DIN answer", "iteration", iter, "attempt", attempt, "errors", len(errs))
 		if attempt >= s.cfg.LLM.MaxRepairAttempts {
 			s.st.Stats.InvalidAnswers++
-			return nil, false
+			return nil, false, nil
 		}
 		budget /= 2
 		prompt = din.RepairPromptWithContext(user, out.Content, errs, attempt+1, s.cfg.LLM.MaxRepairAttempts)
@@ -232,12 +242,16 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.ToolCall) int {
 	gctx := graphCtx(ctx, s.cfg)
 	var futures []workflow.ChildWorkflowFuture
-	elapsed := workflow.Now(ctx).Sub(s.st.StartedAt)
+	elapsed := s.elapsed(ctx)
 	left := math.Max(0, s.st.maxWallClock(s.cfg.Budget.MaxWallClock).Seconds()-elapsed.Seconds())
 	for _, c := range calls {
 		var dup activities.CheckQueryResult
 		in := activities.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
-		if err := workflow.ExecuteActivity(summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), activities.NameCheckQuery, in).Get(ctx, &dup); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), activities.NameCheckQuery, in, &dup); err != nil {
+			if isOutage(err) { // the loop stops at the next termination check (ModelGaveUp)
+				s.log.Warn("embedding server down past the tolerance; call skipped", "iteration", iter, "error", err)
+				continue
+			}
 			s.log.Warn("query dedup failed; call skipped", "iteration", iter, "query", c.Query, "error", err)
 			continue
 		}
@@ -256,7 +270,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 			SessionID: s.id, Iteration: iter, Call: c, Pressure: s.st.Pressure, TimeLeftS: left, Config: s.cfg,
 		}))
 	}
-	total := 0
+	total, waited := 0, time.Duration(0)
 	for _, f := range futures {
 		var r activities.ResearchResult
 		if err := f.Get(ctx, &r); err != nil {
@@ -264,7 +278,11 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 			continue
 		}
 		total += r.NewEvidence
+		// The runs wait side by side: the session lost the longest wait.
+		waited = max(waited, time.Duration(r.ModelWaitMS)*time.Millisecond)
+		s.st.ModelGaveUp = s.st.ModelGaveUp || r.ModelGaveUp
 	}
+	s.st.ModelWaited += waited
 	s.st.Stats.NewEvidence += total
 	return total
 }
@@ -274,7 +292,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int) error {
 	var o activities.Observation
 	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence}
-	if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), activities.NameObserve, in).Get(ctx, &o); err != nil {
+	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), activities.NameObserve, in, &o); err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
 	}
 	st := s.st

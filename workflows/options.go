@@ -10,8 +10,14 @@ import (
 	"github.com/lethe-research/lethe/config"
 )
 
-// nonRetryable lists the application error types that retrying cannot fix.
-var nonRetryable = []string{activities.ErrInvalidInput, activities.ErrUnhealthy, activities.ErrConfig}
+// nonRetryable lists the application error types that retrying on the
+// server cannot fix. ErrModelUnavailable is among them because the
+// workflow waits model outages out itself (waiter): it shows the wait and
+// keeps it off the budget, which a server-side retry cannot.
+var nonRetryable = []string{
+	activities.ErrInvalidInput, activities.ErrUnhealthy, activities.ErrConfig,
+	activities.ErrModelUnavailable, activities.ErrPayloadTooLarge, activities.ErrPermanentStore,
+}
 
 func retry(attempts int32) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
@@ -23,12 +29,19 @@ func retry(attempts int32) *temporal.RetryPolicy {
 	}
 }
 
+// heartbeat is the heartbeat timeout of every activity: each heartbeats on
+// a timer from its start (activities.Guard), so a killed worker's activity
+// is retried on another worker after this, however long the activity runs.
+func heartbeat(cfg config.Config) time.Duration { return cfg.Temporal.HeartbeatTimeout }
+
 // graphCtx is for short store and embedding activities: transient failures
-// (a restarted store, a busy embedding server) are retried for minutes.
+// (a restarted store) are retried for minutes; embedding outages are
+// waited out by the workflow.
 func graphCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.TaskQueue,
 		StartToCloseTimeout: cfg.Temporal.ActivityTimeout,
+		HeartbeatTimeout:    heartbeat(cfg),
 		RetryPolicy:         retry(20),
 	})
 }
@@ -39,22 +52,30 @@ func probeCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.TaskQueue,
 		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    heartbeat(cfg),
 		RetryPolicy:         retry(1),
 	})
 }
 
-// llmCtx is for the Reason and Compose calls: a long timeout, heartbeats
-// while tokens stream, few attempts (the loop has its own recovery: the task
-// goes back to PENDING).
+// llmCtx is for a Reason call: one completion bounded by llm.timeout,
+// heartbeating on a timer whether or not tokens stream. Retries cover a
+// lost worker; a model outage comes back to the workflow (waiter).
 func llmCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
-	hb := time.Duration(0)
-	if cfg.LLM.Stream {
-		hb = cfg.Temporal.HeartbeatTimeout
-	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueLLM(),
 		StartToCloseTimeout: cfg.LLM.Timeout + 30*time.Second,
-		HeartbeatTimeout:    hb,
+		HeartbeatTimeout:    heartbeat(cfg),
+		RetryPolicy:         retry(3),
+	})
+}
+
+// composeCtx is for a Compose call: a draft and at most one repair, each
+// bounded by llm.timeout.
+func composeCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           cfg.Temporal.QueueLLM(),
+		StartToCloseTimeout: 2*cfg.LLM.Timeout + 30*time.Second,
+		HeartbeatTimeout:    heartbeat(cfg),
 		RetryPolicy:         retry(3),
 	})
 }
@@ -64,7 +85,7 @@ func fetchCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueResearch(),
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    cfg.Temporal.HeartbeatTimeout,
+		HeartbeatTimeout:    heartbeat(cfg),
 		RetryPolicy:         retry(5),
 	})
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -31,21 +32,32 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 	lg := log.With(workflow.GetLogger(ctx), "session", in.SessionID, "iteration", in.Iteration, "query", in.Call.Query)
 	start := workflow.Now(ctx)
 	budget := researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS)
+	var waited time.Duration // waiting for a model server is not research time
+	res := activities.ResearchResult{StopReason: ResearchEmptyQueue}
+	w := newWaiter(cfg, &waited, &res.ModelGaveUp, func(ctx workflow.Context, mw *ModelWait) { showResearchWait(ctx, cfg, in.Call.Query, mw) })
+	exec := func(actx workflow.Context, activity string, input, out any) error {
+		return w.run(ctx, func() workflow.Future { return workflow.ExecuteActivity(actx, activity, input) }, out)
+	}
+	done := func() activities.ResearchResult { res.ModelWaitMS = waited.Milliseconds(); return res }
+	elapsed := func() time.Duration { return workflow.Now(ctx).Sub(start) - waited }
 
 	var disc activities.DiscoverResult
 	dq := activities.DiscoverInput{SessionID: in.SessionID, Query: in.Call.Query, Limit: cfg.Research.DiscoverLimit}
-	if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, cfg), "discover %q", in.Call.Query), activities.NameDiscover, dq).Get(ctx, &disc); err != nil {
+	if err := exec(summarized(graphCtx(ctx, cfg), "discover %q", in.Call.Query), activities.NameDiscover, dq, &disc); err != nil {
+		if isOutage(err) {
+			res.StopReason = StopModelUnavailable
+			return done(), nil
+		}
 		return activities.ResearchResult{}, fmt.Errorf("discover: %w", err)
 	}
 	queue := research.RankCandidates(disc.Candidates, nil)
-	res := activities.ResearchResult{StopReason: ResearchEmptyQueue}
 	prevConv := 0.0
 	for len(queue) > 0 {
 		if res.Pages >= cfg.Research.MaxPages {
 			res.StopReason = ResearchPageBudget
 			break
 		}
-		if workflow.Now(ctx).Sub(start) >= budget {
+		if elapsed() >= budget {
 			res.StopReason = ResearchTimeBudget
 			break
 		}
@@ -67,8 +79,12 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 		transcribe(ctx, lg, in.SessionID, key, fr.Pages, cfg)
 		var ing activities.IngestResult
 		iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration}
-		if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, cfg), "ingest batch %d", res.Batches), activities.NameIngest, iin).Get(ctx, &ing); err != nil {
-			return res, fmt.Errorf("ingest %s: %w", key, err)
+		if err := exec(summarized(graphCtx(ctx, cfg), "ingest batch %d", res.Batches), activities.NameIngest, iin, &ing); err != nil {
+			if isOutage(err) {
+				res.StopReason = StopModelUnavailable
+				return done(), nil
+			}
+			return done(), fmt.Errorf("ingest %s: %w", key, err)
 		}
 		res.Batches++
 		res.Pages += len(fr.Pages)
@@ -78,7 +94,7 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 		conv := algebra.ConvergenceScore(algebra.ResearchConvergenceWeights(), ing.GA, 1-ing.MeanIG, ing.Coverage)
 		plateau := algebra.PlateauIndicator(conv-prevConv, algebra.DefaultPlateauTol)
 		prevConv = conv
-		progress := algebra.ResourceProgress(float64(res.Pages)/float64(cfg.Research.MaxPages), workflow.Now(ctx).Sub(start).Seconds()/budget.Seconds())
+		progress := algebra.ResourceProgress(float64(res.Pages)/float64(cfg.Research.MaxPages), elapsed().Seconds()/budget.Seconds())
 		res.Psi = algebra.Psi(algebra.PsiInputs{
 			Convergence: conv, Plateau: plateau, Iterations: float64(res.Batches), MinIters: 1,
 			Pressure: algebra.BudgetHorizon(progress, cfg.Budget.Alpha), ResourceProgress: progress,
@@ -89,7 +105,27 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 			break
 		}
 	}
-	return res, nil
+	return done(), nil
+}
+
+// showResearchWait shows a research run's wait for its model server on the
+// run's own workflow page and search attributes (LetheStatus), so that
+// LetheStatus="waiting_for_model" finds it too; w nil: no longer waiting.
+func showResearchWait(ctx workflow.Context, cfg config.Config, query string, w *ModelWait) {
+	status := "researching"
+	if w != nil {
+		status = StatusWaiting
+	}
+	if cfg.Temporal.SearchAttributes {
+		_ = workflow.UpsertTypedSearchAttributes(ctx, AttrStatus.ValueSet(status)) // visibility never breaks research
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Lethe web research: %s\n\n**Query:** %s\n\n", status, query)
+	if w != nil {
+		b.WriteString("| | |\n|---|---|\n")
+		writeWait(&b, workflow.Now(ctx), w)
+	}
+	workflow.SetCurrentDetails(ctx, b.String())
 }
 
 // researchTime interpolates the research budget between max_time (no
@@ -139,7 +175,7 @@ func sttCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueResearch(),
 		StartToCloseTimeout: perMedia * time.Duration(max(1, cfg.Research.MaxMediaPerPage)),
-		HeartbeatTimeout:    cfg.Temporal.HeartbeatTimeout,
+		HeartbeatTimeout:    heartbeat(cfg),
 		RetryPolicy:         retry(2),
 	})
 }

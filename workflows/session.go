@@ -28,6 +28,7 @@ type session struct {
 	phase string
 	stop  string
 	log   log.Logger
+	wait  *waiter // waits out model outages; nil until the config is resolved
 }
 
 // ResearchSession is the durable research session: bootstrap → iterate →
@@ -49,6 +50,7 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 	if err := s.resolveConfig(ctx); err != nil {
 		return SessionResult{}, err
 	}
+	s.wait = newWaiter(s.cfg, &s.st.ModelWaited, &s.st.ModelGaveUp, func(ctx workflow.Context, _ *ModelWait) { s.publish(ctx, s.status()) })
 	if n := utf8.RuneCountInString(in.Goal); n > s.cfg.Session.GoalMaxChars {
 		return SessionResult{}, invalid(fmt.Sprintf("goal has %d characters, more than session.goal_max_chars = %d", n, s.cfg.Session.GoalMaxChars))
 	}
@@ -63,6 +65,11 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 
 	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
 	reason, err := s.loop(ctx, stopCh)
+	if isOutage(err) {
+		s.log.Warn("model server stayed down; assembling what exists", "error", err)
+		s.releaseCurrent(ctx)
+		reason, err = StopModelUnavailable, nil
+	}
 	if err != nil {
 		if temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
 			return s.cancelled(ctx, err)
@@ -123,7 +130,7 @@ func (s *session) bootstrap(ctx workflow.Context) error {
 		return fmt.Errorf("health check: %w", err)
 	}
 	var b activities.BootstrapResult
-	if err := workflow.ExecuteActivity(summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), activities.NameBootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}).Get(ctx, &b); err != nil {
+	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), activities.NameBootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	s.st.Bootstrapped = true
@@ -157,6 +164,41 @@ func (s *session) loop(ctx workflow.Context, stopCh workflow.ReceiveChannel) (st
 			return "", nil
 		}
 	}
+}
+
+// exec runs an activity, waiting out model outages (see waiter).
+func (s *session) exec(ctx, actx workflow.Context, activity string, in, out any) error {
+	return s.wait.run(ctx, func() workflow.Future { return workflow.ExecuteActivity(actx, activity, in) }, out)
+}
+
+// releaseCurrent sends the task in focus back to PENDING when the loop
+// stops without finishing its iteration (a model outage past the
+// tolerance): the iteration did not happen, so the task was not worked on.
+func (s *session) releaseCurrent(ctx workflow.Context) {
+	if s.st.Current == "" {
+		return
+	}
+	in := activities.StatusInput{SessionID: s.id, Task: s.st.Current, From: []graph.Status{graph.Active}, To: graph.Pending}
+	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameSetStatus, in).Get(ctx, nil); err != nil {
+		s.log.Warn("release task after outage failed", "task", s.st.Current, "error", err)
+	}
+}
+
+// elapsed is the session's wall-clock time, less the time it waited for
+// a model server: an outage does not spend the session's budget.
+func (s *session) elapsed(ctx workflow.Context) time.Duration {
+	return workflow.Now(ctx).Sub(s.st.StartedAt) - s.st.ModelWaited
+}
+
+// status is LetheStatus for the session's phase, or waiting_for_model.
+func (s *session) status() string {
+	switch {
+	case s.wait != nil && s.wait.current != nil:
+		return StatusWaiting
+	case s.phase == "assembling" || s.phase == "finalizing":
+		return StatusAssembling
+	}
+	return StatusRunning
 }
 
 func drainStop(ch workflow.ReceiveChannel, st *SessionState) {
@@ -206,7 +248,8 @@ func (s *session) progress() (Progress, error) {
 		MaxIterations: s.st.maxIterations(s.cfg.Budget.MaxIterations), CurrentTask: s.st.Current,
 		MaxWallClock: s.st.maxWallClock(s.cfg.Budget.MaxWallClock).String(), Runs: s.st.Runs, Guides: s.st.Guides,
 		Pressure: s.st.Pressure, Psi: s.st.Psi, Tasks: s.st.Counts, Evidence: s.st.Evidence,
-		LastOps: s.st.LastOps, StopReason: s.stop, Stats: s.st.Stats,
+		LastOps: s.st.LastOps, StopReason: s.stop, Stats: s.st.Stats, Waiting: s.wait.current,
+		ModelWaited: s.st.ModelWaited.String(),
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/din"
@@ -43,14 +44,21 @@ func runInput(t *testing.T, script llmtest.Script, extra map[string]string, inpu
 	t.Helper()
 	srv := llmtest.NewServer(script)
 	t.Cleanup(srv.Close)
+	return runAt(t, srv, srv.URL(), extra, input)
+}
+
+// runAt runs a session against the scripted server srv reached at url
+// (its own, or a fault injector's in front of it).
+func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]string, input func(*config.Config) workflows.SessionInput) run {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := lethetest.Config(t, srv.URL(), dir, extra)
+	cfg := lethetest.Config(t, url, dir, extra)
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(srv.URL(), dir)}, store)
+	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +66,7 @@ func runInput(t *testing.T, script llmtest.Script, extra map[string]string, inpu
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	service.Register(env, acts)
+	env.SetWorkerOptions(worker.Options{Interceptors: service.Interceptors(cfg)})
 	env.ExecuteWorkflow(workflows.SessionWorkflow, input(&cfg))
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")

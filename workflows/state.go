@@ -33,6 +33,12 @@ const (
 	StopWallClockCap  = "wall_clock_cap"
 	StopRequested     = "stop_requested"
 	StopCancelled     = "cancelled"
+	// StopModelUnavailable: a model server stayed down past
+	// llm.outage_tolerance; the session assembles what it has.
+	StopModelUnavailable = "model_unavailable"
+	// StopComposeFailed: composition failed past the tolerance; the report
+	// is extractive (the evidence each section would have been written from).
+	StopComposeFailed = "compose_failed"
 )
 
 // SessionInput starts a session. Only Goal is required: a session started
@@ -86,6 +92,12 @@ type SessionState struct {
 	Guides           []string              `json:"guides,omitempty"`           // user notes for the next DIN-Read
 	Tasks            []activities.TaskInfo `json:"tasks,omitempty"`            // the task tree as last read
 	Runs             int                   `json:"runs,omitempty"`             // continue-as-new count
+	// ModelWaited is the time spent waiting out model outages; the
+	// wall-clock budget does not count it.
+	ModelWaited time.Duration `json:"model_waited,omitempty"`
+	// ModelGaveUp: a model server stayed down past llm.outage_tolerance;
+	// later outages are not waited out again.
+	ModelGaveUp bool `json:"model_gave_up,omitempty"`
 }
 
 // MaxIterations is the iteration budget including extensions.
@@ -133,6 +145,9 @@ type Progress struct {
 	LastOps       []string       `json:"last_ops,omitempty"`
 	StopReason    string         `json:"stop_reason,omitempty"`
 	Stats         Stats          `json:"stats"`
+	// Waiting is set while a model server is down and the session waits.
+	Waiting     *ModelWait `json:"waiting,omitempty"`
+	ModelWaited string     `json:"model_waited,omitempty"`
 }
 
 // SessionResult is the workflow's result.
@@ -151,4 +166,9 @@ type SessionResult struct {
 	RemovedCitations int                 `json:"removed_citations"`
 	Stats            Stats               `json:"stats"`
 	Models           map[string]string   `json:"models,omitempty"`
+	// ModelWaitedS is how long the session waited out model outages.
+	ModelWaitedS float64 `json:"model_waited_s,omitempty"`
+	// Error says why the report is not what the session meant to write
+	// (compose_failed); empty otherwise.
+	Error string `json:"error,omitempty"`
 }

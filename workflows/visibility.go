@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -38,12 +39,18 @@ const (
 	StatusDone       = "done"
 	StatusCancelled  = "cancelled"
 	StatusFailed     = "failed"
+	// StatusWaiting: a model server is down and the session waits for it,
+	// spending no iteration and no budget.
+	StatusWaiting = "waiting_for_model"
 )
 
 // publish upserts the search attributes and the workflow's current details
 // (the Markdown the UI shows on the workflow page) and records our metrics.
 // Visibility must never break a session: an upsert error is logged only.
 func (s *session) publish(ctx workflow.Context, status string) {
+	if s.wait != nil && s.wait.current != nil {
+		status = StatusWaiting
+	}
 	done, total := s.st.Counts["DONE"], 0
 	for _, st := range statuses {
 		total += s.st.Counts[st]
@@ -62,15 +69,21 @@ func (s *session) publish(ctx workflow.Context, status string) {
 			s.log.Warn("search attribute upsert failed", "error", err)
 		}
 	}
-	workflow.SetCurrentDetails(ctx, s.details(status))
+	workflow.SetCurrentDetails(ctx, s.details(ctx, status))
 }
 
 // details is the Markdown shown as the workflow's current details.
-func (s *session) details(status string) string {
+func (s *session) details(ctx workflow.Context, status string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Lethe research session: %s\n\n", status)
 	fmt.Fprintf(&b, "**Goal:** %s\n\n", s.in.Goal)
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	if s.wait != nil && s.wait.current != nil {
+		writeWait(&b, workflow.Now(ctx), s.wait.current)
+	}
+	if s.st.ModelWaited > 0 {
+		fmt.Fprintf(&b, "| waited for models in all | %s (not counted against the budget) |\n", s.st.ModelWaited.Round(time.Second))
+	}
 	fmt.Fprintf(&b, "| iteration | %d of %d |\n", s.st.Iteration, s.st.maxIterations(s.cfg.Budget.MaxIterations))
 	if s.st.Current != "" {
 		fmt.Fprintf(&b, "| current task | `%s` |\n", s.st.Current)
@@ -88,6 +101,25 @@ func (s *session) details(status string) string {
 		}
 	}
 	return b.String()
+}
+
+// writeWait adds the rows that say which model server the workflow waits
+// for, how long it has waited and how many tries have failed.
+func writeWait(b *strings.Builder, now time.Time, w *ModelWait) {
+	fmt.Fprintf(b, "| waiting for | %s at %s |\n", w.Service, w.URL)
+	fmt.Fprintf(b, "| waited | %s |\n", now.Sub(w.Since).Round(time.Second))
+	fmt.Fprintf(b, "| attempt | %d |\n", w.Attempt)
+	if w.Error != "" {
+		fmt.Fprintf(b, "| last error | %s |\n", strings.ReplaceAll(truncateRunes(w.Error, 200), "|", "\\|"))
+	}
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // statuses fixes the order in which counts are shown (no map iteration in

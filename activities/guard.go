@@ -1,0 +1,137 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/neo4j"
+	"github.com/lethe-research/lethe/llm"
+)
+
+// Error types the guard gives the failures it classifies.
+const (
+	// ErrModelUnavailable is a model-server outage. Retry policies list it
+	// as non-retryable so that the server does not retry it blindly: the
+	// workflow waits it out itself, shows that it waits, and keeps the wait
+	// off the session's budget.
+	ErrModelUnavailable = "ModelUnavailable"
+	// ErrPayloadTooLarge is an activity result over temporal.max_payload_bytes.
+	ErrPayloadTooLarge = "PayloadTooLarge"
+	// ErrPermanentStore is a store error that retrying cannot fix.
+	ErrPermanentStore = "PermanentStoreError"
+)
+
+// Outage is the detail of an ErrModelUnavailable failure.
+type Outage struct {
+	Service string `json:"service"` // llm.ServiceChat or llm.ServiceEmbed
+	URL     string `json:"url"`
+	Error   string `json:"error"`
+}
+
+// Guard is the worker interceptor every activity runs through, so that no
+// activity can forget what all of them owe the workflow: a heartbeat on a
+// timer from its first moment (a killed worker is noticed within the
+// heartbeat timeout, however long a model call takes), a result that fits
+// in history, and failures classified as outage, permanent or transient.
+type Guard struct {
+	interceptor.WorkerInterceptorBase
+	// MaxPayload is the largest result, in JSON bytes (0 = no check).
+	MaxPayload int
+}
+
+// InterceptActivity implements interceptor.WorkerInterceptor.
+func (g *Guard) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &guarded{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, max: g.MaxPayload}
+}
+
+type guarded struct {
+	interceptor.ActivityInboundInterceptorBase
+	max int
+}
+
+func (g *guarded) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	stop := heartbeatEvery(ctx, activity.GetInfo(ctx).HeartbeatTimeout/3)
+	res, err := g.Next.ExecuteActivity(ctx, in)
+	stop()
+	if err != nil {
+		return nil, Classify(ctx, err)
+	}
+	if err := checkPayload(activity.GetInfo(ctx).ActivityType.Name, res, g.max); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// heartbeatEvery records a heartbeat every d until stop is called; d ≤ 0
+// (no heartbeat timeout) starts nothing. The activity's own heartbeats
+// (progress counts) go on as before; these only prove the worker lives.
+func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+	if d <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// checkPayload refuses a result whose JSON form is over max bytes: it
+// would be refused by the server (2 MiB) or bloat every replay. A result
+// this large is a bug in a bound upstream, so the error names the activity
+// and the size, and is not retried (the same input gives the same size).
+func checkPayload(name string, res any, max int) error {
+	if max <= 0 || res == nil {
+		return nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("%s result: encode: %w", name, err)
+	}
+	if len(b) > max {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s result is %d bytes, over temporal.max_payload_bytes = %d", name, len(b), max), ErrPayloadTooLarge, nil)
+	}
+	return nil
+}
+
+// Classify turns an activity's error into what the workflow acts on: a
+// model outage (ErrModelUnavailable with the service and URL), a permanent
+// store error (non-retryable), or the error as it was (transient: retried
+// by the activity's retry policy). Application errors pass unchanged.
+func Classify(ctx context.Context, err error) error {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return err
+	}
+	if se, ok := llm.AsOutage(ctx, err); ok {
+		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrModelUnavailable, temporal.ApplicationErrorOptions{
+			Cause: err, Details: []any{Outage{Service: se.Service, URL: se.URL, Error: se.Err.Error()}},
+		})
+	}
+	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanentStore, err)
+	}
+	return err
+}

@@ -1,0 +1,125 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+)
+
+// ModelWait is what a session shows while a model server is down: which
+// server, since when, and how many tries have failed.
+type ModelWait struct {
+	Service string    `json:"service"`
+	URL     string    `json:"url"`
+	Since   time.Time `json:"since"`
+	Attempt int       `json:"attempt"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// OutageError is a model server that stayed down past llm.outage_tolerance.
+type OutageError struct {
+	Wait   ModelWait
+	Waited time.Duration
+}
+
+func (e *OutageError) Error() string {
+	return fmt.Sprintf("%s at %s did not answer for %s (%d tries): %s", e.Wait.Service, e.Wait.URL, e.Waited, e.Wait.Attempt, e.Wait.Error)
+}
+
+func isOutage(err error) bool {
+	var oe *OutageError
+	return errors.As(err, &oe)
+}
+
+// outageOf reads the outage an activity failure reports, if it is one.
+func outageOf(err error) (activities.Outage, bool) {
+	var app *temporal.ApplicationError
+	if err == nil || !errors.As(err, &app) || app.Type() != activities.ErrModelUnavailable {
+		return activities.Outage{}, false
+	}
+	var o activities.Outage
+	if app.HasDetails() {
+		_ = app.Details(&o)
+	}
+	return o, true
+}
+
+// waiter waits out model-server outages for one workflow: an activity that
+// fails with ErrModelUnavailable is tried again with exponential backoff
+// (1 s doubling up to llm.outage_max_backoff) until it succeeds or
+// llm.outage_tolerance has passed since its first failure. The time spent
+// waiting is added to *waited, which budgets subtract: a session does not
+// pay for its model server's outage. Several coroutines may wait at once
+// (parallel composition); the wait is shown once and counted once.
+type waiter struct {
+	tolerance, maxBackoff time.Duration
+	waited                *time.Duration
+	gaveUp                *bool // sticky: once a server stayed down past the tolerance, later outages are not waited out again
+	current               *ModelWait
+	waiting               int
+	since                 time.Time
+	show                  func(ctx workflow.Context, w *ModelWait) // nil w: no longer waiting
+}
+
+func newWaiter(cfg config.Config, waited *time.Duration, gaveUp *bool, show func(workflow.Context, *ModelWait)) *waiter {
+	return &waiter{tolerance: cfg.LLM.OutageTolerance, maxBackoff: cfg.LLM.OutageMaxBackoff, waited: waited, gaveUp: gaveUp, show: show}
+}
+
+// run executes call and waits out model outages; out receives the result.
+func (w *waiter) run(ctx workflow.Context, call func() workflow.Future, out any) error {
+	var first time.Time
+	backoff := time.Second
+	for attempt := 1; ; attempt++ {
+		err := call().Get(ctx, out)
+		o, outage := outageOf(err)
+		if !outage {
+			if attempt > 1 {
+				w.leave(ctx)
+			}
+			return err
+		}
+		now := workflow.Now(ctx)
+		if attempt == 1 {
+			first = now
+			w.enter(ctx)
+		}
+		w.current.Service, w.current.URL, w.current.Error, w.current.Attempt = o.Service, o.URL, o.Error, attempt
+		left := w.tolerance - now.Sub(first)
+		if *w.gaveUp || left <= 0 {
+			ow := *w.current
+			w.leave(ctx)
+			*w.gaveUp = true
+			return &OutageError{Wait: ow, Waited: now.Sub(first)}
+		}
+		w.show(ctx, w.current)
+		if err := workflow.Sleep(ctx, min(backoff, left)); err != nil {
+			w.leave(ctx)
+			return err
+		}
+		backoff = min(2*backoff, w.maxBackoff)
+	}
+}
+
+func (w *waiter) enter(ctx workflow.Context) {
+	if w.waiting == 0 {
+		w.since = workflow.Now(ctx)
+		w.current = &ModelWait{Since: w.since}
+	}
+	w.waiting++
+}
+
+func (w *waiter) leave(ctx workflow.Context) {
+	w.waiting--
+	if w.waiting > 0 {
+		return
+	}
+	*w.waited += workflow.Now(ctx).Sub(w.since)
+	w.current = nil
+	w.show(ctx, nil)
+}

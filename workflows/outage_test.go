@@ -1,0 +1,130 @@
+package workflows_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+// runFaulty runs a session whose model server sits behind a fault
+// injector; cut decides which requests lose their connection.
+func runFaulty(t *testing.T, script string, extra map[string]string, cut func(chat int, r *http.Request) bool) run {
+	t.Helper()
+	srv := llmtest.NewServer(lethetest.Script(t, script))
+	t.Cleanup(srv.Close)
+	f, err := llmtest.NewFaulty(srv.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	f.OnRequest(cut)
+	return runAt(t, srv, f.URL(), extra, func(cfg *config.Config) workflows.SessionInput {
+		return workflows.SessionInput{Goal: goal, Config: cfg}
+	})
+}
+
+// sameOutcome fails unless a disturbed session ended as the undisturbed one.
+func sameOutcome(t *testing.T, got, want workflows.SessionResult) {
+	t.Helper()
+	if got.StopReason != want.StopReason || got.Iterations != want.Iterations || got.Evidence != want.Evidence ||
+		got.Tasks != want.Tasks || got.Report != want.Report {
+		t.Fatalf("disturbed session differs:\n got  %s, %d iterations, %d tasks, %d evidence\n want %s, %d iterations, %d tasks, %d evidence\nreport:\n%s",
+			got.StopReason, got.Iterations, got.Tasks, got.Evidence, want.StopReason, want.Iterations, want.Tasks, want.Evidence, got.Report)
+	}
+	if got.Stats.FailedCalls != 0 || got.Stats.LLMCalls != want.Stats.LLMCalls {
+		t.Fatalf("an outage must cost no call: failed %d, calls %d (undisturbed %d)", got.Stats.FailedCalls, got.Stats.LLMCalls, want.Stats.LLMCalls)
+	}
+}
+
+func isChat(r *http.Request) bool  { return r.URL.Path == "/v1/chat/completions" }
+func isEmbed(r *http.Request) bool { return r.URL.Path == "/v1/embeddings" }
+
+// An outage of the chat server inside a Reason call (five tries cut) is
+// waited out: no failed call, no extra iteration, the same report.
+func TestChatOutageIsWaitedOut(t *testing.T) {
+	base := runSession(t, lethetest.Script(t, "battery_root_done"), nil)
+	if base.err != nil {
+		t.Fatal(base.err)
+	}
+	cuts := 0
+	r := runFaulty(t, "battery_root_done", nil, func(chat int, req *http.Request) bool {
+		if isChat(req) && chat >= 2 && cuts < 5 {
+			cuts++
+			return true
+		}
+		return false
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	sameOutcome(t, r.res, base.res)
+	if r.res.ModelWaitedS <= 0 {
+		t.Fatalf("model_waited_s %.1f: the wait was not recorded", r.res.ModelWaitedS)
+	}
+}
+
+// An embedding outage in the middle of research (every embeddings request
+// from the 6th on cut six times) is waited out by the research child.
+func TestEmbeddingOutageInResearchIsWaitedOut(t *testing.T) {
+	base := runSession(t, lethetest.Script(t, "battery_root_done"), nil)
+	if base.err != nil {
+		t.Fatal(base.err)
+	}
+	embeds, cuts := 0, 0
+	r := runFaulty(t, "battery_root_done", nil, func(chat int, req *http.Request) bool {
+		if !isEmbed(req) {
+			return false
+		}
+		embeds++
+		if embeds >= 6 && cuts < 6 {
+			cuts++
+			return true
+		}
+		return false
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if cuts < 6 {
+		t.Fatalf("only %d embedding requests were cut (of %d); err %v", cuts, embeds, r.err)
+	}
+	sameOutcome(t, r.res, base.res)
+}
+
+// A model server that stays down past the tolerance ends the session with
+// an extractive report, not a failed workflow: every section's material
+// and every evidence item's source are in it.
+func TestModelDownPastToleranceGivesExtractiveReport(t *testing.T) {
+	r := runFaulty(t, "battery_no_ready", map[string]string{"llm.outage_tolerance": "3m"}, func(chat int, req *http.Request) bool {
+		return isChat(req) && chat >= 5
+	})
+	if r.err != nil {
+		t.Fatalf("the workflow failed: %v", r.err)
+	}
+	if r.res.StopReason != workflows.StopComposeFailed {
+		t.Fatalf("stop reason %q, want %q", r.res.StopReason, workflows.StopComposeFailed)
+	}
+	if !strings.Contains(r.res.Report, "extractive") || r.res.Error == "" {
+		t.Fatalf("the report does not say it is extractive (error %q):\n%s", r.res.Error, r.res.Report)
+	}
+	ev, err := r.store.Evidence(t.Context(), r.res.SessionID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev) == 0 {
+		t.Fatal("no evidence: the outage came too early to test the report")
+	}
+	for _, e := range ev {
+		if e.SourceURL != "" && !strings.Contains(r.res.Report, e.SourceURL) {
+			t.Errorf("source %s of evidence %s is not in the report", e.SourceURL, e.ID)
+		}
+	}
+	if r.res.Stats.FailedCalls != 0 {
+		t.Fatalf("failed calls %d: an outage is not a failed call", r.res.Stats.FailedCalls)
+	}
+}
