@@ -1,0 +1,64 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/llm"
+)
+
+func TestClassify(t *testing.T) {
+	ctx := context.Background()
+	embed := llm.NewEmbedClient(llm.EmbedConfig{BaseURL: "http://127.0.0.1:1"}, nil) // nothing listens on port 1
+	_, down := embed.Embed(ctx, llm.Document, []string{"x"})
+	cases := []struct {
+		name, wantType string
+		err            error
+		retryable      bool
+	}{
+		{"embedding server down", ErrModelUnavailable, fmt.Errorf("ingest: %w", down), true},
+		{"not found", ErrPermanentStore, fmt.Errorf("read: %w", graph.ErrNotFound), false},
+		{"immutable", ErrPermanentStore, graph.ErrImmutable, false},
+		{"application error kept", ErrLLM, nonRetryable(ErrLLM, errors.New("refused")), false},
+		{"transient", "", &net.OpError{Op: "read", Err: errors.New("reset")}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Classify(ctx, c.err)
+			var app *temporal.ApplicationError
+			if c.wantType == "" {
+				if errors.As(err, &app) {
+					t.Fatalf("a transient error became %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &app) || app.Type() != c.wantType || app.NonRetryable() == c.retryable {
+				t.Fatalf("got %v, want type %s (retryable %v)", err, c.wantType, c.retryable)
+			}
+			if c.wantType == ErrModelUnavailable {
+				var o Outage
+				if err := app.Details(&o); err != nil || o.Service != llm.ServiceEmbed || o.URL != "http://127.0.0.1:1" {
+					t.Fatalf("details %+v (%v)", o, err)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckPayload(t *testing.T) {
+	if err := checkPayload("Expand", strings.Repeat("x", 100), 1000); err != nil {
+		t.Fatal(err)
+	}
+	err := checkPayload("Expand", strings.Repeat("x", 2000), 1000)
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrPayloadTooLarge || !app.NonRetryable() || !strings.Contains(err.Error(), "Expand") {
+		t.Fatalf("got %v", err)
+	}
+}
