@@ -43,9 +43,10 @@ check: $(WORKFLOWCHECK)
 	  echo "workflows/ must use workflow.Now, workflow.Sleep, workflow.Go"; exit 1; fi
 
 # Every test: unit, conformance, the SDK test environment and the real dev
-# server (e2e starts its own on a free loopback port).
+# server (e2e starts its own on a free loopback port). -parallel 8: the e2e
+# fault tests run side by side (each mostly waits out a two-minute outage).
 test: $(TEMPORAL) check
-	go test -race -count=1 -timeout 20m ./...
+	go test -race -count=1 -parallel 8 -timeout 30m ./...
 
 test-short:
 	go test -short ./...

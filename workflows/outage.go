@@ -65,6 +65,10 @@ type waiter struct {
 	waiting               int
 	since                 time.Time
 	show                  func(ctx workflow.Context, w *ModelWait) // nil w: no longer waiting
+	// stops, when set, counts the stop requests so far: one that arrives
+	// during a wait ends it (the user asked the session to finish now; it
+	// assembles what it has rather than wait on).
+	stops func() int
 }
 
 func newWaiter(cfg config.Config, waited *time.Duration, gaveUp *bool, show func(workflow.Context, *ModelWait)) *waiter {
@@ -75,6 +79,8 @@ func newWaiter(cfg config.Config, waited *time.Duration, gaveUp *bool, show func
 func (w *waiter) run(ctx workflow.Context, call func() workflow.Future, out any) error {
 	var first time.Time
 	backoff := time.Second
+	stopsBefore := w.stopCount()
+	stopped := func() bool { return w.stopCount() > stopsBefore }
 	for attempt := 1; ; attempt++ {
 		err := call().Get(ctx, out)
 		o, outage := outageOf(err)
@@ -91,19 +97,26 @@ func (w *waiter) run(ctx workflow.Context, call func() workflow.Future, out any)
 		}
 		w.current.Service, w.current.URL, w.current.Error, w.current.Attempt = o.Service, o.URL, o.Error, attempt
 		left := w.tolerance - now.Sub(first)
-		if *w.gaveUp || left <= 0 {
+		if *w.gaveUp || left <= 0 || stopped() {
 			ow := *w.current
 			w.leave(ctx)
 			*w.gaveUp = true
 			return &OutageError{Wait: ow, Waited: now.Sub(first)}
 		}
 		w.show(ctx, w.current)
-		if err := workflow.Sleep(ctx, min(backoff, left)); err != nil {
+		if _, err := workflow.AwaitWithTimeout(ctx, min(backoff, left), stopped); err != nil {
 			w.leave(ctx)
 			return err
 		}
 		backoff = min(2*backoff, w.maxBackoff)
 	}
+}
+
+func (w *waiter) stopCount() int {
+	if w.stops == nil {
+		return 0
+	}
+	return w.stops()
 }
 
 func (w *waiter) enter(ctx workflow.Context) {

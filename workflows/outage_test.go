@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -13,7 +16,7 @@ import (
 
 // runFaulty runs a session whose model server sits behind a fault
 // injector; cut decides which requests lose their connection.
-func runFaulty(t *testing.T, script string, extra map[string]string, cut func(chat int, r *http.Request) bool) run {
+func runFaulty(t *testing.T, script string, extra map[string]string, cut func(chat int, r *http.Request) bool, during ...func(*testsuite.TestWorkflowEnvironment)) run {
 	t.Helper()
 	srv := llmtest.NewServer(lethetest.Script(t, script))
 	t.Cleanup(srv.Close)
@@ -23,9 +26,13 @@ func runFaulty(t *testing.T, script string, extra map[string]string, cut func(ch
 	}
 	t.Cleanup(f.Close)
 	f.OnRequest(cut)
+	var hook func(*testsuite.TestWorkflowEnvironment)
+	if len(during) > 0 {
+		hook = during[0]
+	}
 	return runAt(t, srv, f.URL(), extra, func(cfg *config.Config) workflows.SessionInput {
 		return workflows.SessionInput{Goal: goal, Config: cfg}
-	})
+	}, hook)
 }
 
 // sameOutcome fails unless a disturbed session ended as the undisturbed one.
@@ -126,5 +133,25 @@ func TestModelDownPastToleranceGivesExtractiveReport(t *testing.T) {
 	}
 	if r.res.Stats.FailedCalls != 0 {
 		t.Fatalf("failed calls %d: an outage is not a failed call", r.res.Stats.FailedCalls)
+	}
+}
+
+// A stop request reaches a session that waits for its model: it stops
+// waiting and assembles what it has (extractive, since the model is still
+// down) instead of waiting out the whole tolerance.
+func TestStopEndsAWait(t *testing.T) {
+	r := runFaulty(t, "battery_no_ready", nil, func(chat int, req *http.Request) bool {
+		return isChat(req) && chat >= 3
+	}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalStop, nil) }, 5*time.Minute)
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.StopReason != workflows.StopComposeFailed || !strings.Contains(r.res.Report, "extractive") {
+		t.Fatalf("stop reason %q, report:\n%s", r.res.StopReason, r.res.Report)
+	}
+	if w := r.res.ModelWaitedS; w < 60 || w > 600 {
+		t.Fatalf("waited %.0f s: the stop (at 5 min) did not end the wait (tolerance 30 min)", w)
 	}
 }

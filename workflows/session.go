@@ -29,6 +29,7 @@ type session struct {
 	stop  string
 	log   log.Logger
 	wait  *waiter // waits out model outages; nil until the config is resolved
+	stops int     // stop signals received by this run
 }
 
 // ResearchSession is the durable research session: bootstrap → iterate →
@@ -51,6 +52,7 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 		return SessionResult{}, err
 	}
 	s.wait = newWaiter(s.cfg, &s.st.ModelWaited, &s.st.ModelGaveUp, func(ctx workflow.Context, _ *ModelWait) { s.publish(ctx, s.status()) })
+	s.wait.stops = func() int { return s.stops }
 	if n := utf8.RuneCountInString(in.Goal); n > s.cfg.Session.GoalMaxChars {
 		return SessionResult{}, invalid(fmt.Sprintf("goal has %d characters, more than session.goal_max_chars = %d", n, s.cfg.Session.GoalMaxChars))
 	}
@@ -64,11 +66,22 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 	}
 
 	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
+	// A stop must reach a session that waits for its model server, not
+	// only the loop's next termination check.
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for stopCh.Receive(ctx, nil) {
+			s.st.StopRequested = true
+			s.stops++
+		}
+	})
 	reason, err := s.loop(ctx, stopCh)
 	if isOutage(err) {
 		s.log.Warn("model server stayed down; assembling what exists", "error", err)
 		s.releaseCurrent(ctx)
 		reason, err = StopModelUnavailable, nil
+		if s.st.StopRequested {
+			reason = StopRequested
+		}
 	}
 	if err != nil {
 		if temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {

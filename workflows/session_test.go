@@ -44,12 +44,13 @@ func runInput(t *testing.T, script llmtest.Script, extra map[string]string, inpu
 	t.Helper()
 	srv := llmtest.NewServer(script)
 	t.Cleanup(srv.Close)
-	return runAt(t, srv, srv.URL(), extra, input)
+	return runAt(t, srv, srv.URL(), extra, input, nil)
 }
 
 // runAt runs a session against the scripted server srv reached at url
-// (its own, or a fault injector's in front of it).
-func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]string, input func(*config.Config) workflows.SessionInput) run {
+// (its own, or a fault injector's in front of it); during, when set, is
+// given the environment before the session starts (delayed signals).
+func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]string, input func(*config.Config) workflows.SessionInput, during func(*testsuite.TestWorkflowEnvironment)) run {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := lethetest.Config(t, url, dir, extra)
@@ -67,6 +68,9 @@ func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]strin
 	env.SetTestTimeout(2 * time.Minute)
 	service.Register(env, acts)
 	env.SetWorkerOptions(worker.Options{Interceptors: service.Interceptors(cfg)})
+	if during != nil {
+		during(env)
+	}
 	env.ExecuteWorkflow(workflows.SessionWorkflow, input(&cfg))
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
