@@ -142,6 +142,18 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 	if err != nil {
 		return ExpandResult{}, fmt.Errorf("expand edges: %w", err)
 	}
+	sel := graph.TaskID(in.SessionID, in.Task)
+	g, idx := pprGraph(tasks, ev, edges)
+	c := a.Cfg.Context
+	pr := algebra.PPR(g, pprSeeds(g, idx[sel]), c.PPRAlpha, c.PPRTol, c.PPRMaxIter)
+	cands := topByPPR(ev, pr, idx, c.MaxCandidates)
+	return a.candidates(cands, sel, algebra.ToFloat64(s.GoalQueryEmb)), nil
+}
+
+// pprGraph is the graph PPR walks: every task and evidence node, every
+// edge between two of them weighted by the cosine of its endpoints'
+// embeddings (DESIGN.md §6), edges with a cosine ≤ 0 left out.
+func pprGraph(tasks []graph.Task, ev []graph.Evidence, edges []graph.Edge) (algebra.CSR, map[string]int) {
 	idx := map[string]int{}
 	var vecs [][]float32
 	for _, t := range tasks {
@@ -160,55 +172,65 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 		if !ok1 || !ok2 {
 			continue
 		}
-		c := algebra.Cosine32(vecs[i], vecs[j])
-		if c <= 0 {
-			continue
+		if c := algebra.Cosine32(vecs[i], vecs[j]); c > 0 {
+			from, to, w = append(from, i), append(to, j), append(w, c)
 		}
-		from, to, w = append(from, i), append(to, j), append(w, c)
 	}
-	g := algebra.BuildCSR(len(vecs), from, to, w, true)
-	sel := idx[graph.TaskID(in.SessionID, in.Task)]
+	return algebra.BuildCSR(len(vecs), from, to, w, true), idx
+}
+
+// pprSeeds are the selected task and its direct neighbours.
+func pprSeeds(g algebra.CSR, sel int) []int {
 	seeds := []int{sel}
 	for k := g.RowPtr[sel]; k < g.RowPtr[sel+1]; k++ {
 		seeds = append(seeds, g.Col[k])
 	}
-	pr := algebra.PPR(g, seeds, a.Cfg.Context.PPRAlpha, a.Cfg.Context.PPRTol, a.Cfg.Context.PPRMaxIter)
-	type scored struct {
-		e   graph.Evidence
-		ppr float64
-	}
-	var cands []scored
+	return seeds
+}
+
+type pprScored struct {
+	e   graph.Evidence
+	ppr float64
+}
+
+// topByPPR keeps the evidence PPR reached, highest score first, at most
+// max of it (stable: ties keep store order).
+func topByPPR(ev []graph.Evidence, pr []float64, idx map[string]int, max int) []pprScored {
+	var cands []pprScored
 	for _, e := range ev {
 		if p := pr[idx[e.ID]]; p > 0 {
-			cands = append(cands, scored{e, p})
+			cands = append(cands, pprScored{e, p})
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].ppr > cands[j].ppr })
-	if len(cands) > a.Cfg.Context.MaxCandidates {
-		cands = cands[:a.Cfg.Context.MaxCandidates]
+	if len(cands) > max {
+		cands = cands[:max]
 	}
-	goal := algebra.ToFloat64(s.GoalQueryEmb)
+	return cands
+}
+
+// candidates is what packing needs of each candidate, and their pairwise
+// cosines. Shared evidence is shown under the task in focus when it
+// supports it. Everything here came from a page or a model, so it is
+// bounded again: 64 candidates always fit in the activity result.
+func (a *Activities) candidates(cands []pprScored, sel string, goal []float64) ExpandResult {
 	out := ExpandResult{}
 	vs := make([][]float64, len(cands))
-	selID := graph.TaskID(in.SessionID, in.Task)
+	r := a.Cfg.Research
 	for i, c := range cands {
 		vs[i] = algebra.ToFloat64(c.e.Embedding)
-		// Shared evidence is shown under the task in focus when it supports it.
 		task := c.e.TaskID
-		if slices.Contains(c.e.Also, selID) {
-			task = selID
+		if slices.Contains(c.e.Also, sel) {
+			task = sel
 		}
-		// Everything here came from a page or a model: bounded again, so that
-		// 64 candidates always fit in the activity result.
-		text := truncate(c.e.Content, 2*a.Cfg.Research.ChunkChars)
+		text := truncate(c.e.Content, 2*r.ChunkChars)
 		out.Candidates = append(out.Candidates, Candidate{
-			Ref: c.e.ID, Task: graph.ShortIDOf(task), Text: text, Source: boundURL(c.e.SourceURL, a.Cfg.Research.MaxURLBytes),
-			Title: truncate(c.e.Title, a.Cfg.Research.MaxTitleChars),
-			Tokens: llm.EstimateTokens(text), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
+			Ref: c.e.ID, Task: graph.ShortIDOf(task), Text: text, Source: boundURL(c.e.SourceURL, r.MaxURLBytes),
+			Title: truncate(c.e.Title, r.MaxTitleChars), Tokens: llm.EstimateTokens(text), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
 		})
 	}
 	out.Sims = algebra.NewPairSims(vs)
-	return out, nil
+	return out
 }
 
 // Observe computes the iteration's raw signals (SVD warm-started from the
