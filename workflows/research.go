@@ -28,84 +28,144 @@ const (
 // URLs until its own ψ passes the research threshold, the queue empties, or
 // its time budget (from the session's pressure and time left) runs out.
 func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.ResearchResult, error) {
-	cfg := in.Config
-	lg := log.With(workflow.GetLogger(ctx), "session", in.SessionID, "iteration", in.Iteration, "query", in.Call.Query)
-	start := workflow.Now(ctx)
-	budget := researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS)
-	var waited time.Duration // waiting for a model server is not research time
-	res := activities.ResearchResult{StopReason: ResearchEmptyQueue}
-	w := newWaiter(cfg, &waited, &res.ModelGaveUp, func(ctx workflow.Context, mw *ModelWait) { showResearchWait(ctx, cfg, in.Call.Query, mw) })
-	exec := func(actx workflow.Context, activity string, input, out any) error {
-		return w.run(ctx, func() workflow.Future { return workflow.ExecuteActivity(actx, activity, input) }, out)
+	r := newResearchRun(ctx, in)
+	queue, err := r.discover(ctx)
+	if err != nil || r.res.ModelGaveUp {
+		return r.result(), err
 	}
-	done := func() activities.ResearchResult { res.ModelWaitMS = waited.Milliseconds(); return res }
-	elapsed := func() time.Duration { return workflow.Now(ctx).Sub(start) - waited }
-
-	var disc activities.DiscoverResult
-	dq := activities.DiscoverInput{SessionID: in.SessionID, Query: in.Call.Query, Limit: cfg.Research.DiscoverLimit}
-	if err := exec(summarized(graphCtx(ctx, cfg), "discover %q", in.Call.Query), activities.NameDiscover, dq, &disc); err != nil {
-		if isOutage(err) {
-			res.StopReason = StopModelUnavailable
-			return done(), nil
-		}
-		return activities.ResearchResult{}, fmt.Errorf("discover: %w", err)
-	}
-	queue := research.RankCandidates(disc.Candidates, nil)
-	prevConv := 0.0
+	cfg := in.Config.Research
 	for len(queue) > 0 {
-		if res.Pages >= cfg.Research.MaxPages {
-			res.StopReason = ResearchPageBudget
+		if r.res.Pages >= cfg.MaxPages {
+			r.res.StopReason = ResearchPageBudget
 			break
 		}
-		if elapsed() >= budget {
-			res.StopReason = ResearchTimeBudget
+		if r.elapsed(ctx) >= r.budget {
+			r.res.StopReason = ResearchTimeBudget
 			break
 		}
-		n := min(cfg.Research.BatchSize, len(queue), cfg.Research.MaxPages-res.Pages)
-		batch := queue[:n]
+		n := min(cfg.BatchSize, len(queue), cfg.MaxPages-r.res.Pages)
+		ing, pages, ok, err := r.batch(ctx, queue[:n])
 		queue = queue[n:]
-		urls := make([]string, n)
-		for i, c := range batch {
-			urls[i] = c.URL
+		if err != nil || r.res.ModelGaveUp {
+			return r.result(), err
 		}
-		key := fmt.Sprintf("research/%d/%d/%d", in.Iteration, in.Call.Index, res.Batches)
-		var fr activities.FetchResult
-		fctx := summarized(fetchCtx(ctx, cfg), "fetch batch %d: %d pages", res.Batches, n)
-		if err := workflow.ExecuteActivity(fctx, activities.NameFetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
-			lg.Warn("fetch batch failed; skipped", "error", err)
-			res.Batches++
-			continue
-		}
-		transcribe(ctx, lg, in.SessionID, key, fr.Pages, cfg)
-		var ing activities.IngestResult
-		iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration}
-		if err := exec(summarized(graphCtx(ctx, cfg), "ingest batch %d", res.Batches), activities.NameIngest, iin, &ing); err != nil {
-			if isOutage(err) {
-				res.StopReason = StopModelUnavailable
-				return done(), nil
-			}
-			return done(), fmt.Errorf("ingest %s: %w", key, err)
-		}
-		res.Batches++
-		res.Pages += len(fr.Pages)
-		res.NewEvidence += ing.New + ing.Linked // new to the task: its yield, even when the session held the content
-		// Same algebra as the agent loop; the temporal signal is information-gain
-		// saturation: are new pages still useful?
-		conv := algebra.ConvergenceScore(algebra.ResearchConvergenceWeights(), ing.GA, 1-ing.MeanIG, ing.Coverage)
-		plateau := algebra.PlateauIndicator(conv-prevConv, algebra.DefaultPlateauTol)
-		prevConv = conv
-		progress := algebra.ResourceProgress(float64(res.Pages)/float64(cfg.Research.MaxPages), elapsed().Seconds()/budget.Seconds())
-		res.Psi = algebra.Psi(algebra.PsiInputs{
-			Convergence: conv, Plateau: plateau, Iterations: float64(res.Batches), MinIters: 1,
-			Pressure: algebra.BudgetHorizon(progress, cfg.Budget.Alpha), ResourceProgress: progress,
-		})
-		lg.Info("research batch", "batch", res.Batches, "new", ing.New, "linked", ing.Linked, "mean_ig", ing.MeanIG, "psi", res.Psi)
-		if res.Psi > cfg.Research.PsiThreshold {
-			res.StopReason = ResearchConverged
+		if ok && r.score(ctx, ing, pages) > cfg.PsiThreshold {
+			r.res.StopReason = ResearchConverged
 			break
 		}
 	}
-	return done(), nil
+	return r.result(), nil
+}
+
+// researchRun is one WebResearch run's state: its result so far, its
+// time budget, the convergence of the previous batch, and the time spent
+// waiting for a model server (not research time).
+type researchRun struct {
+	in       activities.ResearchInput
+	lg       log.Logger
+	res      activities.ResearchResult
+	start    time.Time
+	budget   time.Duration
+	waited   time.Duration
+	prevConv float64
+	wait     *waiter
+}
+
+func newResearchRun(ctx workflow.Context, in activities.ResearchInput) *researchRun {
+	cfg := in.Config
+	r := &researchRun{
+		in:     in,
+		lg:     log.With(workflow.GetLogger(ctx), "session", in.SessionID, "iteration", in.Iteration, "query", in.Call.Query),
+		res:    activities.ResearchResult{StopReason: ResearchEmptyQueue},
+		start:  workflow.Now(ctx),
+		budget: researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS),
+	}
+	r.wait = newWaiter(cfg, &r.waited, &r.res.ModelGaveUp, func(ctx workflow.Context, mw *ModelWait) { showResearchWait(ctx, cfg, in.Call.Query, mw) })
+	return r
+}
+
+func (r *researchRun) exec(ctx, actx workflow.Context, activity string, input, out any) error {
+	return r.wait.run(ctx, func() workflow.Future { return workflow.ExecuteActivity(actx, activity, input) }, out)
+}
+
+func (r *researchRun) elapsed(ctx workflow.Context) time.Duration {
+	return workflow.Now(ctx).Sub(r.start) - r.waited
+}
+
+func (r *researchRun) result() activities.ResearchResult {
+	r.res.ModelWaitMS = r.waited.Milliseconds()
+	return r.res
+}
+
+// outage ends the run when a model server stayed down past the tolerance:
+// it returns what it found so far, not an error.
+func (r *researchRun) outage(err error) bool {
+	if isOutage(err) {
+		r.res.StopReason = StopModelUnavailable
+		return true
+	}
+	return false
+}
+
+// discover asks the providers for URLs and ranks them by goal cosine.
+func (r *researchRun) discover(ctx workflow.Context) ([]research.Candidate, error) {
+	cfg := r.in.Config
+	var disc activities.DiscoverResult
+	dq := activities.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit}
+	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "discover %q", r.in.Call.Query), activities.NameDiscover, dq, &disc); err != nil {
+		if r.outage(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	return research.RankCandidates(disc.Candidates, nil), nil
+}
+
+// batch fetches, transcribes and ingests one batch of URLs. ok is false
+// when the fetch failed (the batch is skipped, not the run).
+func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (ing activities.IngestResult, pages int, ok bool, err error) {
+	cfg, in := r.in.Config, r.in
+	urls := make([]string, len(batch))
+	for i, c := range batch {
+		urls[i] = c.URL
+	}
+	key := fmt.Sprintf("research/%d/%d/%d", in.Iteration, in.Call.Index, r.res.Batches)
+	var fr activities.FetchResult
+	fctx := summarized(fetchCtx(ctx, cfg), "fetch batch %d: %d pages", r.res.Batches, len(urls))
+	if err := workflow.ExecuteActivity(fctx, activities.NameFetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
+		r.lg.Warn("fetch batch failed; skipped", "error", err)
+		r.res.Batches++
+		return ing, 0, false, nil
+	}
+	transcribe(ctx, r.lg, in.SessionID, key, fr.Pages, cfg)
+	iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration}
+	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "ingest batch %d", r.res.Batches), activities.NameIngest, iin, &ing); err != nil {
+		if r.outage(err) {
+			return ing, 0, false, nil
+		}
+		return ing, 0, false, fmt.Errorf("ingest %s: %w", key, err)
+	}
+	return ing, len(fr.Pages), true, nil
+}
+
+// score counts an ingested batch and returns the run's ψ: the same
+// algebra as the agent loop, with information-gain saturation (are new
+// pages still useful?) as the temporal signal.
+func (r *researchRun) score(ctx workflow.Context, ing activities.IngestResult, pages int) float64 {
+	cfg := r.in.Config
+	r.res.Batches++
+	r.res.Pages += pages
+	r.res.NewEvidence += ing.New + ing.Linked // new to the task: its yield, even when the session held the content
+	conv := algebra.ConvergenceScore(algebra.ResearchConvergenceWeights(), ing.GA, 1-ing.MeanIG, ing.Coverage)
+	plateau := algebra.PlateauIndicator(conv-r.prevConv, algebra.DefaultPlateauTol)
+	r.prevConv = conv
+	progress := algebra.ResourceProgress(float64(r.res.Pages)/float64(cfg.Research.MaxPages), r.elapsed(ctx).Seconds()/r.budget.Seconds())
+	r.res.Psi = algebra.Psi(algebra.PsiInputs{
+		Convergence: conv, Plateau: plateau, Iterations: float64(r.res.Batches), MinIters: 1,
+		Pressure: algebra.BudgetHorizon(progress, cfg.Budget.Alpha), ResourceProgress: progress,
+	})
+	r.lg.Info("research batch", "batch", r.res.Batches, "new", ing.New, "linked", ing.Linked, "mean_ig", ing.MeanIG, "psi", r.res.Psi)
+	return r.res.Psi
 }
 
 // showResearchWait shows a research run's wait for its model server on the
