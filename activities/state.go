@@ -119,6 +119,20 @@ func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (Sync
 	return SyncSimilarResult{Edges: st.Edges, Compared: st.Compared}, nil
 }
 
+// Focus is steps 3b-5 of an iteration in one activity: the selected task
+// becomes ACTIVE, SIMILAR_TO is synced, and PPR expands the context from
+// the task. One round trip instead of three: each step is idempotent, so
+// the whole is, and a retry after a crash repeats nothing that matters.
+func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, error) {
+	if err := a.SetStatus(ctx, StatusInput{SessionID: in.SessionID, Task: in.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
+		return ExpandResult{}, fmt.Errorf("focus: %w", err)
+	}
+	if _, err := a.SyncSimilar(ctx, SyncSimilarInput{SessionID: in.SessionID, Iteration: in.Iteration}); err != nil {
+		return ExpandResult{}, fmt.Errorf("focus: %w", err)
+	}
+	return a.Expand(ctx, ExpandInput{SessionID: in.SessionID, Task: in.Task})
+}
+
 // Expand runs PPR from the selected task over all edge types, with
 // transition weights max(cos, 0) of the endpoint embeddings, and returns the
 // best evidence candidates and their pairwise cosines.

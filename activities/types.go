@@ -20,6 +20,7 @@ const (
 	NameSetStatus      = "SetStatus"
 	NameSyncSimilar    = "SyncSimilar"
 	NameExpand         = "Expand"
+	NameFocus          = "Focus"
 	NameReason         = "Reason"
 	NameApplyOps       = "ApplyOps"
 	NameCheckQuery     = "CheckQuery"
@@ -121,6 +122,14 @@ type SyncSimilarInput struct {
 type SyncSimilarResult struct {
 	Edges    int `json:"edges"`
 	Compared int `json:"compared"`
+}
+
+// FocusInput marks the selected task ACTIVE, syncs SIMILAR_TO and expands
+// the context from the task, in one activity.
+type FocusInput struct {
+	SessionID string `json:"session_id"`
+	Iteration int    `json:"iteration"`
+	Task      string `json:"task"`
 }
 
 // ExpandInput runs PPR from the selected task.

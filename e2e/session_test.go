@@ -139,12 +139,15 @@ func TestSessionSurvivesKilledWorker(t *testing.T) {
 	}
 	checkNoDuplicates(t, base)
 	checkPayloads(t, base.history)
-	if os.Getenv("LETHETEST_UPDATE_HISTORY") != "" {
+	if shape := os.Getenv("LETHETEST_UPDATE_HISTORY"); shape != "" {
+		// One history per released workflow shape (docs/versioning.md):
+		// LETHETEST_UPDATE_HISTORY names the shape, e.g. v1-focus.
 		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(base.history)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(lethetest.Root(), "testdata", "history", "session.json"), b, 0o644); err != nil {
+		name := shape + "--battery-uninterrupted.json"
+		if err := os.WriteFile(filepath.Join(lethetest.Root(), "testdata", "history", name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -85,15 +85,9 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 
 	sel := s.selectTask(rs)
 	s.st.Current = sel
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
-		return "", fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
-	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}, nil); err != nil {
-		return "", fmt.Errorf("iteration %d sync similar: %w", iter, err)
-	}
-	var ex activities.ExpandResult
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}, &ex); err != nil {
-		return "", fmt.Errorf("iteration %d expand: %w", iter, err)
+	ex, err := s.focus(ctx, iter, sel)
+	if err != nil {
+		return "", err
 	}
 	user := din.Render(s.view(rs, sel, s.pack(ex)))
 	s.st.Guides = nil // shown in this DIN-Read
@@ -129,6 +123,40 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		}
 	}
 	return "", s.observe(ctx, iter, sel, newEvidence, hadCalls, s.st.Tokens-tokensBefore)
+}
+
+// Workflow changes that alter the commands a session issues go behind
+// workflow.GetVersion (docs/versioning.md): running sessions replay their
+// recorded path, new sessions take the new one.
+const (
+	// changeFocus merges MarkActive, SyncSimilar and Expand into one Focus
+	// activity: two round trips (about ten history events) fewer per
+	// iteration.
+	changeFocus = "focus-one-activity"
+)
+
+// focus is steps 3b-5: the selected task becomes ACTIVE, SIMILAR_TO is
+// synced, and PPR expands the context from the task.
+func (s *session) focus(ctx workflow.Context, iter int, sel string) (activities.ExpandResult, error) {
+	gctx := graphCtx(ctx, s.cfg)
+	var ex activities.ExpandResult
+	if workflow.GetVersion(ctx, changeFocus, workflow.DefaultVersion, 1) == 1 {
+		in := activities.FocusInput{SessionID: s.id, Iteration: iter, Task: sel}
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), activities.NameFocus, in, &ex); err != nil {
+			return ex, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
+		}
+		return ex, nil
+	}
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
+		return ex, fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
+	}
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}, nil); err != nil {
+		return ex, fmt.Errorf("iteration %d sync similar: %w", iter, err)
+	}
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}, &ex); err != nil {
+		return ex, fmt.Errorf("iteration %d expand: %w", iter, err)
+	}
+	return ex, nil
 }
 
 // selectTask is step 3: warp → goal alignment → evidence deficit → rank.
