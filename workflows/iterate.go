@@ -40,27 +40,16 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 	return ""
 }
 
-// updateBudget is the budget manager (seed 000 "Budget Management").
+// updateBudget is the budget manager (seed 000 "Budget Management") on
+// the session's state.
 func (s *session) updateBudget(elapsed time.Duration) {
-	st, b := s.st, s.cfg.Budget
-	iterFrac := float64(st.Iteration) / float64(st.maxIterations(b.MaxIterations))
-	wallFrac := elapsed.Seconds() / st.maxWallClock(b.MaxWallClock).Seconds()
-	st.ResourceProgress = algebra.ResourceProgress(iterFrac, wallFrac)
-	conv := algebra.ZeroYieldBoost(st.Prev.Convergence, st.ZeroYield)
-	st.Pressure = algebra.BudgetHorizon(algebra.AcceleratedProgress(st.ResourceProgress, conv), b.Alpha)
-	st.Psi = algebra.Psi(algebra.PsiInputs{
-		Convergence:      conv,
-		Plateau:          st.Prev.Plateau,
-		Iterations:       float64(st.Iteration),
-		MinIters:         float64(b.MinIterations),
-		Pressure:         st.Pressure,
-		ResourceProgress: st.ResourceProgress,
-	})
-	novelty := 1.0 // nothing seen yet: unfamiliar territory
-	if st.Prev.Observed {
-		novelty = st.Prev.Novelty
-	}
-	st.ThinkingBudget = algebra.ThinkingBudget(novelty, st.Pressure, s.cfg.Thinking.MinTokens, s.cfg.Thinking.MaxTokens)
+	st := s.st
+	out := budgetUpdate(budgetInput{
+		Iteration: st.Iteration, MaxIterations: st.maxIterations(s.cfg.Budget.MaxIterations),
+		Elapsed: elapsed, MaxWallClock: st.maxWallClock(s.cfg.Budget.MaxWallClock),
+		Prev: st.Prev, ZeroYield: st.ZeroYield,
+	}, s.cfg.Budget, s.cfg.Thinking)
+	st.ResourceProgress, st.Pressure, st.Psi, st.ThinkingBudget = out.ResourceProgress, out.Pressure, out.Psi, out.ThinkingBudget
 }
 
 // iterate runs steps 2-12 of one iteration. It returns a stop reason when
@@ -159,62 +148,14 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (activities.
 	return ex, nil
 }
 
-// selectTask is step 3: warp → goal alignment → evidence deficit → rank.
+// selectTask is step 3 on the session's state.
 func (s *session) selectTask(rs activities.ReadStateResult) string {
-	depth := map[string]activities.TaskInfo{}
-	for _, t := range rs.Tasks {
-		depth[t.ShortID] = t
-	}
-	theta := algebra.WarpAngle(s.st.Pressure, s.cfg.Algebra.MaxWarpAngle)
-	best, bestScore := "", math.Inf(-1)
-	for _, r := range rs.Ready {
-		ga := algebra.NormalizeCosine(algebra.WarpedCosine(r.CosGoal, r.CosGap, rs.GapGoalCos, theta))
-		t := depth[r.ShortID]
-		score := algebra.RankScore(ga, algebra.EvidenceDeficit(r.Coverage), t.Depth, t.NProductive)
-		if score > bestScore { // strict: ties keep the earlier task
-			best, bestScore = r.ShortID, score
-		}
-	}
-	return best
+	return selectTask(rs, s.st.Pressure, s.cfg.Algebra.MaxWarpAngle)
 }
 
-// pack is step 6: GA/PPR blend with the p² weight shift, then the MIG
-// knapsack with AdaGReS redundancy. It returns the picked candidates in
-// score order.
+// pack is step 6 on the session's state.
 func (s *session) pack(ex activities.ExpandResult) []activities.Candidate {
-	n := len(ex.Candidates)
-	if n == 0 {
-		return nil
-	}
-	maxPPR := 0.0
-	for _, c := range ex.Candidates {
-		maxPPR = math.Max(maxPPR, c.PPR)
-	}
-	w := algebra.ContextWeight(s.st.Pressure, s.cfg.Context.GAWeightLow, s.cfg.Context.GAWeightHigh)
-	scores, tokens := make([]float64, n), make([]int, n)
-	for i, c := range ex.Candidates {
-		norm := 0.0
-		if maxPPR > 0 {
-			norm = c.PPR / maxPPR
-		}
-		scores[i] = algebra.BlendScore(norm, algebra.NormalizeCosine(c.CosGoal), w)
-		tokens[i] = c.Tokens
-	}
-	picked := algebra.Pack(scores, tokens, ex.Sims.At, s.cfg.Context.TokenBudget, algebra.AdaptiveBeta(ex.Sims.Mean()))
-	sortByScore(picked, scores)
-	out := make([]activities.Candidate, len(picked))
-	for i, j := range picked {
-		out[i] = ex.Candidates[j]
-	}
-	return out
-}
-
-func sortByScore(idx []int, scores []float64) {
-	for i := 1; i < len(idx); i++ { // insertion sort: small, stable, deterministic
-		for j := i; j > 0 && scores[idx[j]] > scores[idx[j-1]]; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
+	return pack(ex, s.st.Pressure, s.cfg.Context)
 }
 
 // reason is steps 8-9: the LLM call, parse and validate, and the repair loop

@@ -8,22 +8,28 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
-// view builds the DIN-Read view of step 7 from the task structure and the
-// packed evidence: the focus task, its parent, subtasks and siblings, and
-// warn lines (coverage tags, dead ends, siblings, zero-yield hint).
+// view is step 7's view on the session's state.
 func (s *session) view(rs activities.ReadStateResult, sel string, packed []activities.Candidate) din.View {
+	return buildView(s.in.Goal, rs, sel, packed, s.st.ZeroYield, s.st.Guides)
+}
+
+// buildView builds the DIN-Read view of step 7 from the task structure and
+// the packed evidence: the focus task, its parent, subtasks and siblings,
+// and warn lines (coverage tags, dead ends, siblings, zero-yield hint,
+// unresearched focus), plus the user's guide notes.
+func buildView(goal string, rs activities.ReadStateResult, sel string, packed []activities.Candidate, zeroYield int, guides []string) din.View {
 	byID := make(map[string]activities.TaskInfo, len(rs.Tasks))
 	for _, t := range rs.Tasks {
 		byID[t.ShortID] = t
 	}
 	focus := byID[sel]
-	v := din.View{Goal: s.in.Goal, Tools: []string{"web_search(query)"}}
+	v := din.View{Goal: goal, Tools: []string{"web_search(query)"}}
 	if sel != graph.RootShortID {
 		fl := line(focus)
 		v.Focus = &fl
 	}
 	var w din.WarnInput
-	w.ZeroYield = s.st.ZeroYield
+	w.ZeroYield = zeroYield
 	// Subtasks of the focus first (most relevant), then its parent, then
 	// siblings: the order din.Render folds into U-shaped zones.
 	for _, t := range rs.Tasks {
@@ -56,7 +62,7 @@ func (s *session) view(rs activities.ReadStateResult, sel string, packed []activ
 	for _, st := range w.Subtasks {
 		w.Unresearched = w.Unresearched && st.Evidence == 0
 	}
-	v.Guide = s.st.Guides
+	v.Guide = guides
 	v.Warns = din.Warnings(w)
 	return v
 }

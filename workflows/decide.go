@@ -1,0 +1,122 @@
+package workflows
+
+import (
+	"math"
+	"time"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+)
+
+// The loop's decisions as pure functions of explicit inputs: what the
+// workflow decides with is what it passes, nothing is read from state.
+
+// budgetInput is what the budget manager decides with.
+type budgetInput struct {
+	Iteration, MaxIterations int
+	Elapsed, MaxWallClock    time.Duration // elapsed less model waits
+	Prev                     Signals       // the previous iteration's signals
+	ZeroYield                int           // consecutive searches that found nothing
+}
+
+// budgetOutput is the budget manager's state for the coming iteration.
+type budgetOutput struct {
+	ResourceProgress, Pressure, Psi float64
+	ThinkingBudget                  int
+}
+
+// budgetUpdate is the budget manager (seed 000 "Budget Management"):
+//
+//	r = ResourceProgress(iter/maxIter, elapsed/maxWall)   bottleneck of the two
+//	c = ZeroYieldBoost(convergence, zeroYield)
+//	p = BudgetHorizon(AcceleratedProgress(r, c), α)
+//	ψ = Psi(c, plateau, iter, minIter, p, r)
+//
+// and the thinking budget from novelty (1 before anything was observed:
+// unfamiliar territory) and pressure.
+func budgetUpdate(in budgetInput, b config.Budget, th config.Thinking) budgetOutput {
+	var out budgetOutput
+	iterFrac := float64(in.Iteration) / float64(in.MaxIterations)
+	wallFrac := in.Elapsed.Seconds() / in.MaxWallClock.Seconds()
+	out.ResourceProgress = algebra.ResourceProgress(iterFrac, wallFrac)
+	conv := algebra.ZeroYieldBoost(in.Prev.Convergence, in.ZeroYield)
+	out.Pressure = algebra.BudgetHorizon(algebra.AcceleratedProgress(out.ResourceProgress, conv), b.Alpha)
+	out.Psi = algebra.Psi(algebra.PsiInputs{
+		Convergence:      conv,
+		Plateau:          in.Prev.Plateau,
+		Iterations:       float64(in.Iteration),
+		MinIters:         float64(b.MinIterations),
+		Pressure:         out.Pressure,
+		ResourceProgress: out.ResourceProgress,
+	})
+	novelty := 1.0
+	if in.Prev.Observed {
+		novelty = in.Prev.Novelty
+	}
+	out.ThinkingBudget = algebra.ThinkingBudget(novelty, out.Pressure, th.MinTokens, th.MaxTokens)
+	return out
+}
+
+// selectTask is step 3 (seed 000 step 2): for each ready task, the goal
+// alignment of its embedding warped toward the gap direction by the angle
+// θ = WarpAngle(pressure, maxWarp) (closed form of three cosines), then
+// RankScore(GA, EvidenceDeficit(coverage), depth, n_productive). The
+// highest score wins; ties keep the earlier task.
+func selectTask(rs activities.ReadStateResult, pressure, maxWarp float64) string {
+	info := map[string]activities.TaskInfo{}
+	for _, t := range rs.Tasks {
+		info[t.ShortID] = t
+	}
+	theta := algebra.WarpAngle(pressure, maxWarp)
+	best, bestScore := "", math.Inf(-1)
+	for _, r := range rs.Ready {
+		ga := algebra.NormalizeCosine(algebra.WarpedCosine(r.CosGoal, r.CosGap, rs.GapGoalCos, theta))
+		t := info[r.ShortID]
+		score := algebra.RankScore(ga, algebra.EvidenceDeficit(r.Coverage), t.Depth, t.NProductive)
+		if score > bestScore {
+			best, bestScore = r.ShortID, score
+		}
+	}
+	return best
+}
+
+// pack is step 6 (DESIGN.md §6): s_i = (1−w)·ppr_i/max(ppr) + w·GA_i with
+// w = w0 + (w1−w0)·p², then the MIG knapsack with AdaGReS redundancy β
+// adapted to the candidates' mean pairwise cosine, under the token budget.
+// It returns the picked candidates, best score first.
+func pack(ex activities.ExpandResult, pressure float64, c config.Context) []activities.Candidate {
+	n := len(ex.Candidates)
+	if n == 0 {
+		return nil
+	}
+	maxPPR := 0.0
+	for _, cand := range ex.Candidates {
+		maxPPR = math.Max(maxPPR, cand.PPR)
+	}
+	w := algebra.ContextWeight(pressure, c.GAWeightLow, c.GAWeightHigh)
+	scores, tokens := make([]float64, n), make([]int, n)
+	for i, cand := range ex.Candidates {
+		norm := 0.0
+		if maxPPR > 0 {
+			norm = cand.PPR / maxPPR
+		}
+		scores[i] = algebra.BlendScore(norm, algebra.NormalizeCosine(cand.CosGoal), w)
+		tokens[i] = cand.Tokens
+	}
+	picked := algebra.Pack(scores, tokens, ex.Sims.At, c.TokenBudget, algebra.AdaptiveBeta(ex.Sims.Mean()))
+	sortByScore(picked, scores)
+	out := make([]activities.Candidate, len(picked))
+	for i, j := range picked {
+		out[i] = ex.Candidates[j]
+	}
+	return out
+}
+
+func sortByScore(idx []int, scores []float64) {
+	for i := 1; i < len(idx); i++ { // insertion sort: small, stable, deterministic
+		for j := i; j > 0 && scores[idx[j]] > scores[idx[j-1]]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+}
