@@ -36,6 +36,7 @@ $(WORKFLOWCHECK):
 check: $(WORKFLOWCHECK)
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$fmt" ]; then echo "gofmt would change:"; echo "$$fmt"; exit 1; fi
+	go mod tidy -diff
 	go vet ./...
 	go run ./internal/importcheck
 	$(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...

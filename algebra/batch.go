@@ -190,30 +190,51 @@ func RecencyWeights(n int, recency float64) []float64 {
 // vector among task, evidence, active; vectors of another length and zero
 // vectors are skipped. Returns nil when nothing is present.
 func StateEmbedding(evidence [][]float64, task []float64, active [][]float64, recency float64) []float64 {
-	d := len(task)
-	if d == 0 {
-		for _, r := range evidence {
-			if len(r) > 0 {
-				d = len(r)
-				break
-			}
-		}
-	}
-	if d == 0 {
-		for _, r := range active {
-			if len(r) > 0 {
-				d = len(r)
-				break
-			}
-		}
-	}
+	d := stateDim(evidence, task, active)
 	if d == 0 {
 		return nil
 	}
 	state := make([]float64, d)
 	var wsum float64
+	wsum += addEvidencePart(state, evidence, recency)
+	wsum += addTaskPart(state, task)
+	wsum += addActivePart(state, active)
+	if wsum == 0 {
+		return nil
+	}
+	out := Normalize(state)
+	if Dot(out, out) == 0 {
+		return nil
+	}
+	return out
+}
 
-	// evidence part
+// stateDim is the dimension StateEmbedding documents: that of the first
+// non-empty vector among task, evidence, active. Fixing it first lets each
+// part skip vectors of another length instead of failing the whole state.
+func stateDim(evidence [][]float64, task []float64, active [][]float64) int {
+	if d := len(task); d != 0 {
+		return d
+	}
+	for _, r := range evidence {
+		if len(r) > 0 {
+			return len(r)
+		}
+	}
+	for _, r := range active {
+		if len(r) > 0 {
+			return len(r)
+		}
+	}
+	return 0
+}
+
+// addEvidencePart adds the weighted recency centroid of the unit evidence rows
+// to state and returns the blend weight it used (0 when no row counts), so
+// the caller can renormalise over the parts present. Rows are normalised
+// first so that a long passage does not outweigh a short one.
+func addEvidencePart(state []float64, evidence [][]float64, recency float64) float64 {
+	d := len(state)
 	ev := make([]float64, d)
 	w := RecencyWeights(len(evidence), recency)
 	var ew float64
@@ -231,24 +252,36 @@ func StateEmbedding(evidence [][]float64, task []float64, active [][]float64, re
 		}
 		ew += w[i]
 	}
-	if ew > 0 {
-		for j := range ev {
-			state[j] += StateEvidenceWeight * ev[j] / ew
-		}
-		wsum += StateEvidenceWeight
+	if !(ew > 0) {
+		return 0
 	}
-
-	// task part
-	if len(task) == d {
-		if n := Norm(task); n > 0 {
-			for j, x := range task {
-				state[j] += StateTaskWeight * x / n
-			}
-			wsum += StateTaskWeight
-		}
+	for j := range ev {
+		state[j] += StateEvidenceWeight * ev[j] / ew
 	}
+	return StateEvidenceWeight
+}
 
-	// active part
+// addTaskPart adds the unit task embedding to state and returns the blend
+// weight it used (0 without a usable task).
+func addTaskPart(state, task []float64) float64 {
+	if len(task) != len(state) {
+		return 0
+	}
+	n := Norm(task)
+	if !(n > 0) {
+		return 0
+	}
+	for j, x := range task {
+		state[j] += StateTaskWeight * x / n
+	}
+	return StateTaskWeight
+}
+
+// addActivePart adds the mean of the unit active-task embeddings to state and
+// returns the blend weight it used (0 when none counts). An unweighted mean:
+// the active tasks have no order that would make one more current.
+func addActivePart(state []float64, active [][]float64) float64 {
+	d := len(state)
 	act := make([]float64, d)
 	na := 0
 	for _, r := range active {
@@ -264,20 +297,13 @@ func StateEmbedding(evidence [][]float64, task []float64, active [][]float64, re
 		}
 		na++
 	}
-	if na > 0 {
-		for j := range act {
-			state[j] += StateActiveWeight * act[j] / float64(na)
-		}
-		wsum += StateActiveWeight
+	if na == 0 {
+		return 0
 	}
-	if wsum == 0 {
-		return nil
+	for j := range act {
+		state[j] += StateActiveWeight * act[j] / float64(na)
 	}
-	out := Normalize(state)
-	if Dot(out, out) == 0 {
-		return nil
-	}
-	return out
+	return StateActiveWeight
 }
 
 // Stability is the affine-mapped cosine of consecutive state embeddings

@@ -109,6 +109,42 @@ func PPR(g CSR, seeds []int, alpha, tol float64, maxIter int) []float64 {
 	if maxIter <= 0 {
 		maxIter = 1
 	}
+	w := newPPRWalk(g, seeds, alpha)
+	x := append([]float64(nil), w.s...)
+	y := make([]float64, n)
+	for it := 0; it < maxIter; it++ {
+		diff := w.step(x, y)
+		x, y = y, x
+		if diff < tol {
+			break
+		}
+	}
+	return x
+}
+
+// pprWalk holds what every power-iteration step reuses, computed once so
+// that a step is a single pass over the edges.
+type pprWalk struct {
+	g        CSR
+	alpha    float64
+	s        []float64 // teleport distribution
+	seedIdx  []int     // nodes where s is non-zero, ascending
+	pw       []float64 // row-normalised weights with the damping 1 − α folded in
+	dangling []bool    // rows without positive out-weight
+}
+
+func newPPRWalk(g CSR, seeds []int, alpha float64) pprWalk {
+	w := pprWalk{g: g, alpha: alpha}
+	w.s, w.seedIdx = pprSeeds(g.N, seeds)
+	w.pw, w.dangling = pprWeights(g, alpha)
+	return w
+}
+
+// pprSeeds is the uniform distribution over the distinct valid seeds.
+// Invalid or repeated seeds are ignored rather than rejected, and no valid
+// seed falls back to global PageRank, so a stale node index in the caller
+// degrades the ranking instead of failing the expansion.
+func pprSeeds(n int, seeds []int) ([]float64, []int) {
 	s := make([]float64, n)
 	cnt := 0
 	for _, u := range seeds {
@@ -131,10 +167,16 @@ func PPR(g CSR, seeds []int, alpha, tol float64, maxIter int) []float64 {
 			seedIdx = append(seedIdx, u)
 		}
 	}
-	// Row-normalised weights, and the damping folded in.
+	return s, seedIdx
+}
+
+// pprWeights row-normalises the weights and folds in the damping, so the
+// inner loop is one multiply-add per edge; rows whose weights do not sum to
+// a positive value are dangling and send their mass back to the seeds.
+func pprWeights(g CSR, alpha float64) ([]float64, []bool) {
 	pw := make([]float64, len(g.W))
-	dangling := make([]bool, n)
-	for u := 0; u < n; u++ {
+	dangling := make([]bool, g.N)
+	for u := 0; u < g.N; u++ {
 		lo, hi := g.RowPtr[u], g.RowPtr[u+1]
 		var sum float64
 		for e := lo; e < hi; e++ {
@@ -149,39 +191,39 @@ func PPR(g CSR, seeds []int, alpha, tol float64, maxIter int) []float64 {
 			pw[e] = g.W[e] * f
 		}
 	}
-	x := append([]float64(nil), s...)
-	y := make([]float64, n)
-	for it := 0; it < maxIter; it++ {
-		clear(y)
-		var dmass float64
-		for u := 0; u < n; u++ {
-			xu := x[u]
-			if xu == 0 {
-				continue
-			}
-			if dangling[u] {
-				dmass += xu
-				continue
-			}
-			for e := g.RowPtr[u]; e < g.RowPtr[u+1]; e++ {
-				y[g.Col[e]] += xu * pw[e]
-			}
+	return pw, dangling
+}
+
+// step computes y = x_{t+1} from x = x_t and returns ‖y − x‖₁ for the
+// stopping rule. Summation order is fixed (nodes, then edges in CSR order)
+// so the result is bit-for-bit reproducible.
+func (w *pprWalk) step(x, y []float64) float64 {
+	g, alpha := w.g, w.alpha
+	clear(y)
+	var dmass float64
+	for u := 0; u < g.N; u++ {
+		xu := x[u]
+		if xu == 0 {
+			continue
 		}
-		// teleport α plus the damped dangling mass, both to the seeds
-		t := alpha + (1-alpha)*dmass
-		for _, u := range seedIdx {
-			y[u] += t * s[u]
+		if w.dangling[u] {
+			dmass += xu
+			continue
 		}
-		var diff float64
-		for u := range y {
-			diff += math.Abs(y[u] - x[u])
-		}
-		x, y = y, x
-		if diff < tol {
-			break
+		for e := g.RowPtr[u]; e < g.RowPtr[u+1]; e++ {
+			y[g.Col[e]] += xu * w.pw[e]
 		}
 	}
-	return x
+	// teleport α plus the damped dangling mass, both to the seeds
+	t := alpha + (1-alpha)*dmass
+	for _, u := range w.seedIdx {
+		y[u] += t * w.s[u]
+	}
+	var diff float64
+	for u := range y {
+		diff += math.Abs(y[u] - x[u])
+	}
+	return diff
 }
 
 // NormalizeScores divides the scores by their maximum (ppr_norm of

@@ -122,11 +122,23 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 	if d == 0 && len(in.Evidence) > 0 {
 		d = len(in.Evidence[0])
 	}
-	// Evidence rows of the working dimension, in order.
-	ev := make([][]float64, 0, len(in.Evidence))
-	var strengths []float64
+	ev, strengths, nNew := signalRows(in, d)
+	o := SignalObservation{NEvidence: len(ev)}
+	o.spectralStage(in, ev, d, K, minEv)
+	norms := o.alignmentStage(in, ev, strengths, d)
+	o.temporalStage(in, ev, nNew, d)
+	o.noveltyStage(ev, norms, nNew, d)
+	return o
+}
+
+// signalRows keeps the evidence rows of the working dimension, in order, with
+// their strengths (nil when the caller gave none) and how many of them are
+// new. Rows of another dimension are dropped rather than rejected, so one
+// stray embedding cannot stop a session's signals; counting new rows after
+// the filter keeps prior_conf consistent with the rows actually used.
+func signalRows(in SignalInputs, d int) (ev [][]float64, strengths []float64, nNew int) {
+	ev = make([][]float64, 0, len(in.Evidence))
 	newStart := len(in.Evidence) - max(in.NewEvidence, 0)
-	nNew := 0
 	for i, r := range in.Evidence {
 		if len(r) != d || d == 0 {
 			continue
@@ -143,10 +155,13 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 			nNew++
 		}
 	}
-	n := len(ev)
-	o := SignalObservation{NEvidence: n}
+	return ev, strengths, nNew
+}
 
-	// Stage 1: spectral.
+// spectralStage is stage 1. The previous SVD warm-starts this one only when
+// it is non-empty and of the working dimension, so a change of embedding
+// model cannot feed a mismatched basis into the randomized SVD.
+func (o *SignalObservation) spectralStage(in SignalInputs, ev [][]float64, d, K, minEv int) {
 	var warm *SharedSVD
 	if in.PrevSVD.valid(d) {
 		warm = &in.PrevSVD
@@ -160,10 +175,14 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 	o.SubspaceDistance = ChordalDistance(in.PrevSVD, o.SVD)
 	o.Gap = o.SVD.GapDirection(in.Goal)
 	if o.SVD.K > 0 {
-		o.SVDConf = Confidence(float64(n) / float64(K))
+		o.SVDConf = Confidence(float64(len(ev)) / float64(K))
 	}
+}
 
-	// Stage 2: goal alignment. Unit goal, evidence norms once.
+// alignmentStage is stage 2. It returns the evidence row norms because stage
+// 4 needs them too and they are the costly part on a full evidence matrix.
+func (o *SignalObservation) alignmentStage(in SignalInputs, ev [][]float64, strengths []float64, d int) []float64 {
+	n := len(ev)
 	gu := Normalize(in.Goal)
 	gOK := Dot(gu, gu) > 0
 	b64 := blas64.Implementation()
@@ -182,8 +201,15 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 		o.GAEvidence = AttentionGA(cos, strengths, DefaultAttentionTopK, DefaultAttentionTemperature)
 	}
 	o.GA = GoalAlignment(o.GATask, o.GAEvidence, n)
+	return norms
+}
 
-	// Stage 3: temporal.
+// temporalStage is stage 3. Stability gets a confidence only when the
+// previous state is comparable, so the tracker holds instead of reading the
+// 0.5 "no information" value as drift; the residual reuses the SVD's mean
+// when it has one rather than recomputing the centroid.
+func (o *SignalObservation) temporalStage(in SignalInputs, ev [][]float64, nNew, d int) {
+	n := len(ev)
 	o.State = StateEmbedding(ev, in.Task, in.Active, DefaultStateRecency)
 	o.Stability = Stability(in.PrevState, o.State)
 	evConf := Confidence(float64(n))
@@ -199,14 +225,16 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 		o.Residual = ResidualDistance(centroid, in.Goal)
 	}
 	o.ResidualConf = evConf
+}
 
-	// Stage 4: novelty.
+// noveltyStage is stage 4; without new rows there is no information gain to
+// measure, and the subspace turn alone decides.
+func (o *SignalObservation) noveltyStage(ev [][]float64, norms []float64, nNew, d int) {
 	var igNew float64
 	if nNew > 0 {
-		igNew = meanIGNormed(ev, norms, n-nNew, d)
+		igNew = meanIGNormed(ev, norms, len(ev)-nNew, d)
 	}
 	o.Novelty = Clamp01(0.5*o.SubspaceDistance + 0.5*igNew)
-	return o
 }
 
 // meanIGNormed is MeanInformationGain(ev[old:], ev[:old]) using the

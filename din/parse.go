@@ -107,88 +107,116 @@ type opMeta struct {
 	bad     map[string]bool // keys already reported by the decoder
 }
 
+// decodeOp decodes one element of "ops" strictly. It keeps going past a bad
+// field so that one repair prompt can list every problem; only an element
+// whose operation type cannot be read is skipped, because without the type
+// its fields cannot be checked.
 func decodeOp(i int, raw json.RawMessage) (Op, opMeta, []Error) {
 	var op Op
 	meta := opMeta{decoded: true, present: map[string]bool{}, bad: map[string]bool{}}
-	var m map[string]json.RawMessage
-	if isNull(raw) || json.Unmarshal(raw, &m) != nil {
+	m, herr := decodeOpType(i, raw, &op)
+	if herr != nil {
 		meta.skip = true
-		return op, meta, []Error{errf(i, "", "", CodeNotObject, `each element of "ops" must be an object like {"op":"create", ...}`)}
-	}
-	var errs []Error
-	rawType, ok := m["op"]
-	if !ok || isNull(rawType) {
-		meta.skip = true
-		return op, meta, []Error{errf(i, "", "op", CodeMissing, `missing "op": say which operation this is (one of %s)`, opList())}
-	}
-	if json.Unmarshal(rawType, &op.Op) != nil {
-		meta.skip = true
-		return op, meta, []Error{errf(i, "", "op", CodeType, `"op" must be a string (one of %s)`, opList())}
+		return op, meta, []Error{*herr}
 	}
 	spec, ok := specOf(op.Op)
 	if !ok {
 		// Validate reports the unknown type; its fields mean nothing.
 		return op, meta, nil
 	}
+	var errs []Error
 	for _, k := range sortedKeys(m) {
 		if k == "op" {
 			continue
 		}
-		v := m[k]
-		fs, ok := spec.field(k)
-		if !ok {
-			meta.bad[k] = true
-			errs = append(errs, unknownFieldError(i, op.Op, k))
-			continue
-		}
-		if isNull(v) {
-			continue
-		}
-		meta.present[k] = true
-		switch fs.kind {
-		case kRefList:
-			var list []string
-			if json.Unmarshal(v, &list) != nil {
-				meta.bad[k] = true
-				errs = append(errs, errf(i, op.Op, k, CodeType, "must be an array of short ids (strings)"))
-				continue
-			}
-			op.DependsOn = list
-		case kArgs:
-			var am map[string]json.RawMessage
-			if json.Unmarshal(v, &am) != nil {
-				meta.bad[k] = true
-				errs = append(errs, errf(i, op.Op, k, CodeType, `must be an object, e.g. {"query": "..."}`))
-				continue
-			}
-			args := make(map[string]string, len(am))
-			for _, ak := range sortedKeys(am) {
-				var s string
-				if isNull(am[ak]) || json.Unmarshal(am[ak], &s) != nil {
-					meta.bad["args."+ak] = true
-					errs = append(errs, errf(i, op.Op, "args."+ak, CodeType, "must be a string"))
-					continue
-				}
-				args[ak] = s
-			}
-			op.Args = args
-		default:
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				meta.bad[k] = true
-				errs = append(errs, errf(i, op.Op, k, CodeType, "must be a string"))
-				continue
-			}
-			if !fs.required && strings.TrimSpace(s) == "" {
-				// "source": "" or "parent": "" is how models say "none";
-				// rejecting it would cost a repair call for nothing.
-				delete(meta.present, k)
-				continue
-			}
-			op.setStr(k, s)
-		}
+		errs = append(errs, decodeField(i, &op, &meta, spec, k, m[k])...)
 	}
 	return op, meta, errs
+}
+
+// decodeOpType reads the element as an object and its "op" string into
+// op.Op. The messages name the accepted operations because a model that got
+// the shape wrong usually needs the whole list to repair it.
+func decodeOpType(i int, raw json.RawMessage, op *Op) (map[string]json.RawMessage, *Error) {
+	var m map[string]json.RawMessage
+	if isNull(raw) || json.Unmarshal(raw, &m) != nil {
+		e := errf(i, "", "", CodeNotObject, `each element of "ops" must be an object like {"op":"create", ...}`)
+		return nil, &e
+	}
+	rawType, ok := m["op"]
+	if !ok || isNull(rawType) {
+		e := errf(i, "", "op", CodeMissing, `missing "op": say which operation this is (one of %s)`, opList())
+		return nil, &e
+	}
+	if json.Unmarshal(rawType, &op.Op) != nil {
+		e := errf(i, "", "op", CodeType, `"op" must be a string (one of %s)`, opList())
+		return nil, &e
+	}
+	return m, nil
+}
+
+// decodeField decodes one key of a known op type. Keys the decoder rejects
+// are marked bad so that Validate does not report them a second time as
+// missing or empty; null counts as absent, as the Parse contract says.
+func decodeField(i int, op *Op, meta *opMeta, spec opSpec, k string, v json.RawMessage) []Error {
+	fs, ok := spec.field(k)
+	if !ok {
+		meta.bad[k] = true
+		return []Error{unknownFieldError(i, op.Op, k)}
+	}
+	if isNull(v) {
+		return nil
+	}
+	meta.present[k] = true
+	switch fs.kind {
+	case kRefList:
+		var list []string
+		if json.Unmarshal(v, &list) != nil {
+			meta.bad[k] = true
+			return []Error{errf(i, op.Op, k, CodeType, "must be an array of short ids (strings)")}
+		}
+		op.DependsOn = list
+	case kArgs:
+		return decodeArgs(i, op, meta, k, v)
+	default:
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			meta.bad[k] = true
+			return []Error{errf(i, op.Op, k, CodeType, "must be a string")}
+		}
+		if !fs.required && strings.TrimSpace(s) == "" {
+			// "source": "" or "parent": "" is how models say "none";
+			// rejecting it would cost a repair call for nothing.
+			delete(meta.present, k)
+			return nil
+		}
+		op.setStr(k, s)
+	}
+	return nil
+}
+
+// decodeArgs decodes a call's arguments, reporting each non-string value
+// under its own "args.<key>" path so the repair names the exact argument;
+// the well-formed arguments are kept either way.
+func decodeArgs(i int, op *Op, meta *opMeta, k string, v json.RawMessage) []Error {
+	var am map[string]json.RawMessage
+	if json.Unmarshal(v, &am) != nil {
+		meta.bad[k] = true
+		return []Error{errf(i, op.Op, k, CodeType, `must be an object, e.g. {"query": "..."}`)}
+	}
+	var errs []Error
+	args := make(map[string]string, len(am))
+	for _, ak := range sortedKeys(am) {
+		var s string
+		if isNull(am[ak]) || json.Unmarshal(am[ak], &s) != nil {
+			meta.bad["args."+ak] = true
+			errs = append(errs, errf(i, op.Op, "args."+ak, CodeType, "must be a string"))
+			continue
+		}
+		args[ak] = s
+	}
+	op.Args = args
+	return errs
 }
 
 func unknownFieldError(i int, op, field string) Error {

@@ -112,12 +112,14 @@ type planner struct {
 
 func (p *planner) taskID(short string) string { return TaskID(p.req.SessionID, short) }
 
+// run applies the rules of PlanApply in their documented order. Each rule is
+// its own step so that a change to one (say, how depths are derived) cannot
+// silently reorder the others: the cycle check must see every edge the ops
+// wrote, and depths and NProductive are only worth computing for a plan that
+// is not rolled back.
 func (p *planner) run() (ApplyPlan, error) {
-	req := p.req
-	if req.ActiveTask != "" {
-		if _, ok := p.nodes[req.ActiveTask]; !ok {
-			return ApplyPlan{}, fmt.Errorf("graph: apply: active task %q: %w", req.ActiveTask, ErrNotFound)
-		}
+	if err := p.checkActiveTask(); err != nil {
+		return ApplyPlan{}, err
 	}
 	if err := p.registerCreates(); err != nil {
 		return ApplyPlan{}, err
@@ -125,13 +127,49 @@ func (p *planner) run() (ApplyPlan, error) {
 	if err := p.dropBelowFailed(); err != nil {
 		return ApplyPlan{}, err
 	}
-	for i, op := range req.Ops {
+	if err := p.applyOps(); err != nil {
+		return ApplyPlan{}, err
+	}
+	if cyc := FindCycle(p.adjacency()); cyc != nil {
+		return ApplyPlan{Result: ApplyResult{
+			RolledBack: true,
+			Reason:     "cycle in SUBTASK_OF/DEPENDS_ON: " + strings.Join(cyc, " -> "),
+		}}, nil
+	}
+	p.setCreatedDepths()
+	p.countProductive()
+	return p.plan(), nil
+}
+
+// checkActiveTask rejects an unknown active task before any op runs: it is
+// the default parent of creates and the task credited with NProductive, so
+// the request cannot be planned without it.
+func (p *planner) checkActiveTask() error {
+	if p.req.ActiveTask == "" {
+		return nil
+	}
+	if _, ok := p.nodes[p.req.ActiveTask]; !ok {
+		return fmt.Errorf("graph: apply: active task %q: %w", p.req.ActiveTask, ErrNotFound)
+	}
+	return nil
+}
+
+// applyOps runs the ops in request order; the first error discards the whole
+// write, so the error names the op index the caller has to fix.
+func (p *planner) applyOps() error {
+	for i, op := range p.req.Ops {
 		if err := p.apply(i, op); err != nil {
-			return ApplyPlan{}, fmt.Errorf("graph: apply op %d (%s %q): %w", i, op.Kind, op.Task, err)
+			return fmt.Errorf("graph: apply op %d (%s %q): %w", i, op.Kind, op.Task, err)
 		}
 	}
+	return nil
+}
 
-	// Cycle check over SUBTASK_OF ∪ DEPENDS_ON.
+// adjacency is the SUBTASK_OF ∪ DEPENDS_ON graph after the ops, by short id.
+// Both kinds go into one graph because rule 4 of PlanApply forbids a cycle in
+// their union, which two separate checks would miss (a task depending on its
+// own descendant).
+func (p *planner) adjacency() map[string][]string {
 	adj := make(map[string][]string, len(p.nodes))
 	for short, n := range p.nodes {
 		if n.created && !n.modified {
@@ -146,38 +184,49 @@ func (p *planner) run() (ApplyPlan, error) {
 		}
 		adj[short] = out
 	}
-	if cyc := FindCycle(adj); cyc != nil {
-		return ApplyPlan{Result: ApplyResult{
-			RolledBack: true,
-			Reason:     "cycle in SUBTASK_OF/DEPENDS_ON: " + strings.Join(cyc, " -> "),
-		}}, nil
-	}
+	return adj
+}
 
-	// Depths of created tasks (parents may be created tasks themselves).
-	var depth func(short string, guard int) int
-	depth = func(short string, guard int) int {
-		n := p.nodes[short]
-		if !n.created || guard > len(p.nodes) {
-			return n.t.Depth
-		}
-		if n.t.Parent == "" {
-			return 0
-		}
-		return depth(ShortIDOf(n.t.Parent), guard+1) + 1
-	}
+// setCreatedDepths fills Depth for created tasks only after the cycle check:
+// a parent may itself be created in this request (even by a later op), so
+// depths can only be derived once every parent edge is known.
+func (p *planner) setCreatedDepths() {
 	for _, short := range p.order {
 		if n := p.nodes[short]; n.created {
-			n.t.Depth = depth(short, 0)
+			n.t.Depth = p.depth(short, 0)
 		}
 	}
+}
 
-	if p.res.Applied > 0 && req.ActiveTask != "" {
-		if n := p.nodes[req.ActiveTask]; !n.failedAtStart {
-			n.t.NProductive++
-			n.modified = true
-		}
+// depth walks up through created parents to the first existing task, whose
+// stored depth is authoritative; guard bounds the walk should a cycle ever
+// slip through.
+func (p *planner) depth(short string, guard int) int {
+	n := p.nodes[short]
+	if !n.created || guard > len(p.nodes) {
+		return n.t.Depth
 	}
+	if n.t.Parent == "" {
+		return 0
+	}
+	return p.depth(ShortIDOf(n.t.Parent), guard+1) + 1
+}
 
+// countProductive credits the active task with one productive iteration when
+// the request changed anything; a task that was already FAILED stays frozen.
+func (p *planner) countProductive() {
+	if !(p.res.Applied > 0 && p.req.ActiveTask != "") {
+		return
+	}
+	if n := p.nodes[p.req.ActiveTask]; !n.failedAtStart {
+		n.t.NProductive++
+		n.modified = true
+	}
+}
+
+// plan collects the writes in canonical order so that every backend (and a
+// replay of the same request) writes, and reports, exactly the same thing.
+func (p *planner) plan() ApplyPlan {
 	plan := ApplyPlan{Result: p.res, Evidence: p.newEv}
 	for _, short := range p.order {
 		if n := p.nodes[short]; n.modified {
@@ -189,7 +238,7 @@ func (p *planner) run() (ApplyPlan, error) {
 	if len(plan.Result.Mapped) == 0 {
 		plan.Result.Mapped = nil
 	}
-	return plan, nil
+	return plan
 }
 
 // registerCreates decides dedup for every create, in op order.
@@ -346,160 +395,6 @@ func (p *planner) apply(i int, op Op) error {
 
 func (p *planner) changed(n *planNode) {
 	n.modified = true
-}
-
-func (p *planner) applyOp(i int, op Op) error {
-	switch op.Kind {
-	case OpCreate:
-		if p.dropped[op.Task] {
-			return nil
-		}
-		if m, ok := p.mapped[op.Task]; ok {
-			if p.res.Mapped == nil {
-				p.res.Mapped = map[string]string{}
-			}
-			p.res.Mapped[op.Task] = m
-			return nil
-		}
-		n := p.nodes[op.Task]
-		parentRef := op.Parent
-		if parentRef == "" {
-			parentRef = p.req.ActiveTask
-		}
-		parent, err := p.target(parentRef)
-		if err != nil {
-			if errors.Is(err, errSkip) { // cannot happen after dropBelowFailed; be safe
-				return err
-			}
-			return fmt.Errorf("parent: %w", err)
-		}
-		n.t.Parent = parent.t.ID
-		for _, d := range op.DependsOn {
-			dn, err := p.target(d)
-			if errors.Is(err, errSkip) {
-				continue // prerequisite deduplicated onto a FAILED task: drop the edge
-			}
-			if err != nil {
-				return fmt.Errorf("depends_on: %w", err)
-			}
-			n.t.DependsOn = addSorted(n.t.DependsOn, dn.t.ID)
-		}
-		p.changed(n)
-		p.res.Applied++
-		p.res.Created = append(p.res.Created, op.Task)
-	case OpUpdate:
-		n, err := p.target(op.Task)
-		if err != nil {
-			return err
-		}
-		if n.t.Status != Pending && n.t.Status != Active {
-			return nil
-		}
-		ch := false
-		if op.Description != "" && op.Description != n.t.Description {
-			n.t.Description, ch = op.Description, true
-		}
-		if op.EmbedText != "" && op.EmbedText != n.t.EmbedText {
-			n.t.EmbedText, ch = op.EmbedText, true
-		}
-		if len(op.Embedding) > 0 && !slices.Equal(op.Embedding, n.t.Embedding) {
-			n.t.Embedding, ch = slices.Clone(op.Embedding), true
-		}
-		if ch {
-			p.changed(n)
-			p.res.Applied++
-		}
-	case OpDepend:
-		n, err := p.target(op.Task)
-		if err != nil {
-			return err
-		}
-		on, err := p.target(op.On)
-		if err != nil {
-			if errors.Is(err, errSkip) {
-				return err
-			}
-			return fmt.Errorf("on: %w", err)
-		}
-		if slices.Contains(n.t.DependsOn, on.t.ID) {
-			return nil
-		}
-		n.t.DependsOn = addSorted(n.t.DependsOn, on.t.ID)
-		p.changed(n)
-		p.res.Applied++
-	case OpComplete:
-		n, err := p.target(op.Task)
-		if err != nil {
-			return err
-		}
-		if n.t.Status == Done && n.t.ResultSummary == op.Result && slices.Equal(n.t.ResultEmbedding, op.Embedding) {
-			return nil
-		}
-		n.t.Status = Done
-		n.t.ResultSummary = op.Result
-		n.t.ResultEmbedding = slices.Clone(op.Embedding)
-		p.changed(n)
-		p.res.Applied++
-	case OpFail:
-		n, err := p.target(op.Task)
-		if err != nil {
-			return err
-		}
-		n.t.Status = Failed
-		n.t.ResultSummary = op.Reason
-		p.changed(n)
-		p.res.Applied++
-	case OpContinue:
-		n, err := p.target(op.Task)
-		if err != nil {
-			return err
-		}
-		if n.t.Status != Active {
-			return nil
-		}
-		n.t.Status = Pending
-		p.changed(n)
-		p.res.Applied++
-	case OpEvidence:
-		n, err := p.target(op.Task)
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(op.Content) == "" {
-			return errors.New("empty evidence content")
-		}
-		h := ContentHash(op.Content)
-		if p.newHash[h] {
-			return nil
-		}
-		if p.hasEv != nil {
-			ok, err := p.hasEv(h)
-			if err != nil {
-				return fmt.Errorf("evidence lookup: %w", err)
-			}
-			if ok {
-				return nil
-			}
-		}
-		p.newHash[h] = true
-		p.newEv = append(p.newEv, Evidence{
-			ID:          EvidenceID(p.req.SessionID, h),
-			SessionID:   p.req.SessionID,
-			TaskID:      n.t.ID,
-			Content:     op.Content,
-			SourceURL:   op.Source,
-			Kind:        KindLLM,
-			Strength:    LLMEvidenceStrength,
-			Embedding:   slices.Clone(op.Embedding),
-			CreatedIter: p.req.Iteration,
-			ContentHash: h,
-		})
-		p.res.Applied++
-		p.res.Evidence++
-	default:
-		return fmt.Errorf("unknown op kind %q", op.Kind)
-	}
-	return nil
 }
 
 func addSorted(s []string, v string) []string {

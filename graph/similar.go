@@ -112,13 +112,50 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 	}
 
 	// Phase 1: prepare.
+	out, todo := prepareSimilar(evs, old, p, &st)
+
+	// Phase 2: classify.
+	if nli != nil && len(todo) > 0 {
+		if err := classifySimilar(ctx, nli, evs, out, todo, p.NLIBatch, &st); err != nil {
+			return st, err
+		}
+	}
+
+	// Phase 3: commit.
+	scope := make([]string, len(evs))
+	for i := range evs {
+		scope[i] = evs[i].ID
+	}
+	if err := s.ReplaceSimilar(ctx, sessionID, scope, out); err != nil {
+		return st, fmt.Errorf("graph: sync similar: commit: %w", err)
+	}
+
+	// Phase 4: refine strengths.
+	n, err := refineStrengths(ctx, s, sessionID, evs, out)
+	st.Refined = n
+	if err != nil {
+		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
+	}
+	return st, nil
+}
+
+// prepareSimilar is phase 1 of SyncSimilar: the capped SIMILAR_TO edges in
+// canonical (From < To) form, with the labels a previous sync already paid
+// the classifier for, and the indexes into the edges that still need one.
+func prepareSimilar(evs []Evidence, old []Edge, p SimilarParams, st *SimilarStats) ([]Edge, []int) {
 	items := unitRows(evs)
 	st.Evidence = len(items.vec)
 	cands, clusters, compared := similarPairs(items, p)
 	st.Clusters, st.Compared = clusters, compared
 	edges := capDegree(cands, p.MaxPerNode)
 	st.Edges = len(edges)
+	return reuseLabels(evs, items, edges, old, st)
+}
 
+// reuseLabels turns candidates into edges and carries over the label of an
+// unchanged pair: classification is the expensive part of a sync, and a
+// pair's label depends only on its two (immutable) texts.
+func reuseLabels(evs []Evidence, items unit, edges []candidate, old []Edge, st *SimilarStats) ([]Edge, []int) {
 	oldLabel := map[[2]string]string{}
 	for _, e := range old {
 		if e.Kind == SimilarTo && e.Label != "" {
@@ -140,57 +177,57 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 			todo = append(todo, i)
 		}
 	}
+	return out, todo
+}
 
-	// Phase 2: classify.
-	if nli != nil && len(todo) > 0 {
-		byID := make(map[string]*Evidence, len(evs))
-		for i := range evs {
-			byID[evs[i].ID] = &evs[i]
-		}
-		batch := p.NLIBatch
-		if batch <= 0 {
-			batch = 64
-		}
-		for start := 0; start < len(todo); start += batch {
-			chunk := todo[start:min(start+batch, len(todo))]
-			pairs := make([]TextPair, len(chunk))
-			for k, ei := range chunk {
-				pairs[k] = TextPair{Premise: byID[out[ei].From].Content, Hypothesis: byID[out[ei].To].Content}
-			}
-			labels, err := nli.Classify(ctx, pairs)
-			if err == nil && len(labels) != len(pairs) {
-				err = fmt.Errorf("classifier returned %d labels for %d pairs", len(labels), len(pairs))
-			}
-			if err != nil {
-				if ctxErr := ctx.Err(); ctxErr != nil {
-					return st, fmt.Errorf("graph: sync similar: classify: %w", errors.Join(err, ctxErr))
-				}
-				st.NLIError = err.Error()
-				break
-			}
-			for k, ei := range chunk {
-				out[ei].Label = normalizeLabel(labels[k])
-			}
-			st.Classified += len(chunk)
-		}
+// classifySimilar is phase 2 of SyncSimilar: it labels out[todo] in batches.
+// A classifier failure stops labelling but is not an error, because
+// unlabelled edges are still useful and a later sync retries them; only a
+// cancelled context is, since the caller is going away.
+func classifySimilar(ctx context.Context, nli NLIClassifier, evs []Evidence, out []Edge, todo []int, batch int, st *SimilarStats) error {
+	byID := evidenceByID(evs)
+	if batch <= 0 {
+		batch = 64
 	}
+	for start := 0; start < len(todo); start += batch {
+		chunk := todo[start:min(start+batch, len(todo))]
+		labels, err := classifyChunk(ctx, nli, byID, out, chunk)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return fmt.Errorf("graph: sync similar: classify: %w", errors.Join(err, ctxErr))
+			}
+			st.NLIError = err.Error()
+			return nil
+		}
+		for k, ei := range chunk {
+			out[ei].Label = normalizeLabel(labels[k])
+		}
+		st.Classified += len(chunk)
+	}
+	return nil
+}
 
-	// Phase 3: commit.
-	scope := make([]string, len(evs))
+// classifyChunk asks for one batch of labels and treats a short or long
+// answer as a failure, so that a label is never attached to the wrong pair.
+func classifyChunk(ctx context.Context, nli NLIClassifier, byID map[string]*Evidence, out []Edge, chunk []int) ([]string, error) {
+	pairs := make([]TextPair, len(chunk))
+	for k, ei := range chunk {
+		pairs[k] = TextPair{Premise: byID[out[ei].From].Content, Hypothesis: byID[out[ei].To].Content}
+	}
+	labels, err := nli.Classify(ctx, pairs)
+	if err == nil && len(labels) != len(pairs) {
+		err = fmt.Errorf("classifier returned %d labels for %d pairs", len(labels), len(pairs))
+	}
+	return labels, err
+}
+
+// evidenceByID indexes evs by id; the pointers alias evs.
+func evidenceByID(evs []Evidence) map[string]*Evidence {
+	byID := make(map[string]*Evidence, len(evs))
 	for i := range evs {
-		scope[i] = evs[i].ID
+		byID[evs[i].ID] = &evs[i]
 	}
-	if err := s.ReplaceSimilar(ctx, sessionID, scope, out); err != nil {
-		return st, fmt.Errorf("graph: sync similar: commit: %w", err)
-	}
-
-	// Phase 4: refine strengths.
-	n, err := refineStrengths(ctx, s, sessionID, evs, out)
-	st.Refined = n
-	if err != nil {
-		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
-	}
-	return st, nil
+	return byID
 }
 
 func normalizeLabel(l string) string {
@@ -281,28 +318,44 @@ func similarPairs(u unit, p SimilarParams) ([]candidate, int, int) {
 	if probes <= 0 {
 		probes = DefaultProbes
 	}
-	var out []candidate
-	compared := 0
 	if k <= probes || k < 2 {
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				compared++
-				if c := dot(u.vec[i], u.vec[j]); c >= p.Threshold {
-					out = append(out, candidate{i, j, c})
-				}
-			}
-		}
+		out, compared := exhaustivePairs(u, p.Threshold)
 		return out, 1, compared
 	}
-
 	cents := kmeans(u.vec, k)
-	k = len(cents)
-	// Each item's probe list: its `probes` nearest centroids, nearest first.
-	probeOf := make([][]int, n)
-	members := make([][]int, k)
+	probeOf, members := probeLists(u.vec, cents, probes)
+	out, compared := clusteredPairs(u, probeOf, members, p.Threshold)
+	slices.SortFunc(out, comparePairs)
+	return out, len(cents), compared
+}
+
+// exhaustivePairs compares every pair: when each item would probe every
+// cluster anyway, clustering only costs time.
+func exhaustivePairs(u unit, threshold float64) ([]candidate, int) {
+	var out []candidate
+	compared := 0
+	n := len(u.vec)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			compared++
+			if c := dot(u.vec[i], u.vec[j]); c >= threshold {
+				out = append(out, candidate{i, j, c})
+			}
+		}
+	}
+	return out, compared
+}
+
+// probeLists gives each item its `probes` nearest centroids, nearest first,
+// and files it as a member of the nearest one only, so that an item is
+// compared through several clusters without being stored in several.
+func probeLists(vec [][]float64, cents [][]float64, probes int) (probeOf, members [][]int) {
+	k := len(cents)
+	probeOf = make([][]int, len(vec))
+	members = make([][]int, k)
 	order := make([]int, k)
 	sims := make([]float64, k)
-	for i, v := range u.vec {
+	for i, v := range vec {
 		for c := range cents {
 			sims[c] = dot(v, cents[c])
 			order[c] = c
@@ -311,8 +364,17 @@ func similarPairs(u unit, p SimilarParams) ([]candidate, int, int) {
 		probeOf[i] = slices.Clone(order[:min(probes, k)])
 		members[probeOf[i][0]] = append(members[probeOf[i][0]], i)
 	}
+	return probeOf, members
+}
+
+// clusteredPairs compares each item with the members of the clusters it
+// probes. A pair reachable from both ends is compared once, so that Compared
+// counts real work and no pair is emitted twice.
+func clusteredPairs(u unit, probeOf, members [][]int, threshold float64) ([]candidate, int) {
+	var out []candidate
+	compared := 0
 	primary := func(i int) int { return probeOf[i][0] }
-	for i := 0; i < n; i++ {
+	for i := range u.vec {
 		for _, c := range probeOf[i] {
 			for _, j := range members[c] {
 				if j == i {
@@ -324,20 +386,23 @@ func similarPairs(u unit, p SimilarParams) ([]candidate, int, int) {
 					continue
 				}
 				compared++
-				if cs := dot(u.vec[i], u.vec[j]); cs >= p.Threshold {
+				if cs := dot(u.vec[i], u.vec[j]); cs >= threshold {
 					a, b := min(i, j), max(i, j)
 					out = append(out, candidate{a, b, cs})
 				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b candidate) int {
-		if c := cmp.Compare(a.i, b.i); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.j, b.j)
-	})
-	return out, k, compared
+	return out, compared
+}
+
+// comparePairs is pair order (i, then j): the canonical order of candidates,
+// which keeps the edges written independent of clustering and map order.
+func comparePairs(a, b candidate) int {
+	if c := cmp.Compare(a.i, b.i); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.j, b.j)
 }
 
 // kmeans runs spherical k-means on unit vectors with farthest-point seeding
@@ -419,12 +484,7 @@ func capDegree(cands []candidate, maxPer int) []candidate {
 		deg[c.j]++
 		kept = append(kept, c)
 	}
-	slices.SortFunc(kept, func(a, b candidate) int {
-		if c := cmp.Compare(a.i, b.i); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.j, b.j)
-	})
+	slices.SortFunc(kept, comparePairs)
 	return kept
 }
 
@@ -460,24 +520,55 @@ type strengthRecord struct {
 	Prev    float64 `json:"p"` // refined value written by the sync before, in case that write never landed
 }
 
+// refineStrengths is phase 4 of SyncSimilar. Strengths are recomputed from
+// the recorded bases rather than from the stored values, so that a repeated
+// sync is a no-op instead of compounding the boost; it returns how many
+// stored strengths changed.
 func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge) (int, error) {
+	rec, err := loadStrengthRecords(ctx, s, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	support, against := independentWeights(evs, edges)
+	next, updates := nextStrengths(evs, rec, support, against)
+	// The record goes first: if the process dies between the two writes, the
+	// stored strengths still equal the recorded Prev values (or are bases,
+	// for items seen the first time), so the next sync keeps the bases.
+	if err := saveStrengthRecords(ctx, s, sessionID, rec, next); err != nil {
+		return 0, err
+	}
+	if len(updates) > 0 {
+		if err := s.SetStrengths(ctx, sessionID, updates); err != nil {
+			return 0, err
+		}
+	}
+	return len(updates), nil
+}
+
+// loadStrengthRecords reads the per-item bases; a session that was never
+// refined has none, which is not an error.
+func loadStrengthRecords(ctx context.Context, s Store, sessionID string) (map[string]strengthRecord, error) {
 	rec := map[string]strengthRecord{}
 	raw, err := s.GetBlob(ctx, sessionID, StrengthBaseBlob)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
-		return 0, err
+		return nil, err
 	default:
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return 0, fmt.Errorf("decode %s: %w", StrengthBaseBlob, err)
+			return nil, fmt.Errorf("decode %s: %w", StrengthBaseBlob, err)
 		}
 	}
-	byID := make(map[string]*Evidence, len(evs))
-	for i := range evs {
-		byID[evs[i].ID] = &evs[i]
-	}
-	support := map[string]float64{}
-	against := map[string]float64{}
+	return rec, nil
+}
+
+// independentWeights sums, per evidence id, the weights of labelled edges to
+// items from other sources: agreement with oneself (same host, or unknown
+// source) is not corroboration.
+func independentWeights(evs []Evidence, edges []Edge) (support, against map[string]float64) {
+	byID := evidenceByID(evs)
+	support = map[string]float64{}
+	against = map[string]float64{}
 	add := func(self, selfKey, otherKey, label string, w float64) {
 		if otherKey == "" || otherKey == selfKey {
 			return // not an independent source
@@ -501,7 +592,14 @@ func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evide
 		add(a.ID, ka, kb, e.Label, w)
 		add(b.ID, kb, ka, e.Label, w)
 	}
+	return support, against
+}
 
+// nextStrengths derives each item's new record and the stored strengths to
+// change. A stored strength that matches neither the last refined value nor
+// the one before was changed by someone else (re-scoring), so it becomes the
+// new base instead of being overwritten.
+func nextStrengths(evs []Evidence, rec map[string]strengthRecord, support, against map[string]float64) (map[string]strengthRecord, map[string]float64) {
 	next := make(map[string]strengthRecord, len(evs))
 	updates := map[string]float64{}
 	for i := range evs {
@@ -518,6 +616,12 @@ func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evide
 		}
 		next[e.ID] = r
 	}
+	return next, updates
+}
+
+// saveStrengthRecords writes the records only when they changed, so that a
+// sync with nothing new does not rewrite the blob.
+func saveStrengthRecords(ctx context.Context, s Store, sessionID string, rec, next map[string]strengthRecord) error {
 	changed := len(next) != len(rec)
 	for id, r := range next {
 		if old, ok := rec[id]; !ok || old != r {
@@ -525,22 +629,12 @@ func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evide
 			break
 		}
 	}
-	// The record goes first: if the process dies between the two writes, the
-	// stored strengths still equal the recorded Prev values (or are bases,
-	// for items seen the first time), so the next sync keeps the bases.
-	if changed {
-		data, err := json.Marshal(next) // map keys are sorted: deterministic bytes
-		if err != nil {
-			return 0, err
-		}
-		if err := s.PutBlob(ctx, sessionID, StrengthBaseBlob, data); err != nil {
-			return 0, err
-		}
+	if !changed {
+		return nil
 	}
-	if len(updates) > 0 {
-		if err := s.SetStrengths(ctx, sessionID, updates); err != nil {
-			return 0, err
-		}
+	data, err := json.Marshal(next) // map keys are sorted: deterministic bytes
+	if err != nil {
+		return err
 	}
-	return len(updates), nil
+	return s.PutBlob(ctx, sessionID, StrengthBaseBlob, data)
 }

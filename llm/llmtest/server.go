@@ -194,7 +194,37 @@ func messageText(raw json.RawMessage) string {
 	return ""
 }
 
+// chat answers a chat completion from the script. The request is recorded
+// exactly once, with the status it got, whichever way it ends, because
+// tests assert on the log and on ChatCount.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	req, rec, err := readChatRequest(r)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		s.record(rec)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "bad chat request: "+err.Error())
+		return
+	}
+	rec.System, rec.User = chatTexts(req)
+	rec.Stream = req.Stream
+	rule, reply, thinking := s.pickReply(&rec)
+	if s.scriptedFault(w, r, rule, &rec) {
+		return
+	}
+	rec.Status = http.StatusOK
+	s.record(rec)
+	a := newChatAnswer(req, rec, reply, thinking)
+	if !req.Stream {
+		a.write(w)
+		return
+	}
+	a.stream(w, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+}
+
+// readChatRequest decodes the body. The raw body is kept in the record even
+// when it does not decode, since a malformed request is what a test most
+// needs to see.
+func readChatRequest(r *http.Request) (chatRequest, Recorded, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	rec := Recorded{Method: r.Method, Path: r.URL.Path, RuleIndex: -1, Body: string(body)}
 	var req chatRequest
@@ -204,29 +234,32 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if err == nil && len(req.Messages) == 0 {
 		err = fmt.Errorf("messages is empty")
 	}
-	if err != nil {
-		rec.Status = http.StatusBadRequest
-		s.record(rec)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "bad chat request: "+err.Error())
-		return
-	}
+	return req, rec, err
+}
+
+// chatTexts is what rules match on: all system (and developer) messages
+// joined, and the last user message, which is the one that carries the turn.
+func chatTexts(req chatRequest) (system, user string) {
 	var sys []string
 	for _, m := range req.Messages {
 		switch m.Role {
 		case "system", "developer":
 			sys = append(sys, messageText(m.Content))
 		case "user":
-			rec.User = messageText(m.Content) // the last user message
+			user = messageText(m.Content) // the last user message
 		}
 	}
-	rec.System = strings.Join(sys, "\n")
-	rec.Stream = req.Stream
+	return strings.Join(sys, "\n"), user
+}
 
-	reply, thinking := s.script.Default, ""
+// pickReply finds the first matching rule, so a script reads like a switch:
+// specific rules first, catch-alls last. Without a match the script's
+// default (or DefaultReply) answers and rule is nil.
+func (s *Server) pickReply(rec *Recorded) (rule *compiledRule, reply, thinking string) {
+	reply = s.script.Default
 	if reply == "" {
 		reply = DefaultReply
 	}
-	var rule *compiledRule
 	for i := range s.rules {
 		if s.rules[i].matches(rec.System, rec.User) {
 			rule = &s.rules[i]
@@ -236,6 +269,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	return rule, reply, thinking
+}
+
+// scriptedFault applies the rule's delay and error status and reports whether
+// the request has been dealt with. The delay gives up when the client does,
+// so a test's timeout does not leave the handler (and Close) waiting.
+func (s *Server) scriptedFault(w http.ResponseWriter, r *http.Request, rule *compiledRule, rec *Recorded) bool {
 	if rule != nil && rule.DelayMS > 0 {
 		t := time.NewTimer(time.Duration(rule.DelayMS) * time.Millisecond)
 		select {
@@ -243,91 +283,123 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			t.Stop()
 			rec.Status = 499 // client closed the request
-			s.record(rec)
-			return
+			s.record(*rec)
+			return true
 		}
 	}
 	if rule != nil && rule.Status != 0 {
 		rec.Status = rule.Status
-		s.record(rec)
+		s.record(*rec)
 		writeError(w, rule.Status, "scripted_error", fmt.Sprintf("scripted error %d from rule %q", rule.Status, rule.Name))
-		return
+		return true
 	}
-	rec.Status = http.StatusOK
-	s.record(rec)
+	return false
+}
 
+// chatAnswer is one reply in both wire forms. The id and usage are derived
+// from the request text alone, so the same request always gets the same
+// answer (Server promises answers depend only on the request).
+type chatAnswer struct {
+	id, model       string
+	reply, thinking string
+	usage           map[string]int
+}
+
+func newChatAnswer(req chatRequest, rec Recorded, reply, thinking string) chatAnswer {
 	model := req.Model
 	if model == "" {
 		model = "scripted"
 	}
-	id := fmt.Sprintf("chatcmpl-%016x", hash64(rec.System+"\x00"+rec.User))
 	usage := map[string]int{
 		"prompt_tokens":     estimateTokens(rec.System) + estimateTokens(rec.User),
 		"completion_tokens": estimateTokens(reply) + estimateTokens(thinking),
 	}
 	usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-
-	if !req.Stream {
-		msg := map[string]any{"role": "assistant", "content": reply}
-		if thinking != "" {
-			msg["reasoning_content"] = thinking
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "object": "chat.completion", "created": 0, "model": model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
-			"usage":   usage,
-		})
-		return
+	return chatAnswer{
+		id:    fmt.Sprintf("chatcmpl-%016x", hash64(rec.System+"\x00"+rec.User)),
+		model: model, reply: reply, thinking: thinking, usage: usage,
 	}
+}
 
+// write sends the non-streamed completion. reasoning_content is only present
+// with thinking, as on the servers the client has to cope with.
+func (a chatAnswer) write(w http.ResponseWriter) {
+	msg := map[string]any{"role": "assistant", "content": a.reply}
+	if a.thinking != "" {
+		msg["reasoning_content"] = a.thinking
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": a.id, "object": "chat.completion", "created": 0, "model": a.model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
+		"usage":   a.usage,
+	})
+}
+
+// stream sends the completion as server-sent events in the order real
+// servers use (role, reasoning, content, finish, optional usage, [DONE]),
+// in token-sized pieces so that the client's progress callback is exercised.
+// It stops at the first failed write: the client has gone.
+func (a chatAnswer) stream(w http.ResponseWriter, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	send := func(v any) bool {
-		var buf strings.Builder
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v)
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", strings.TrimSuffix(buf.String(), "\n")); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return true
-	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{
-			"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
-		}
-	}
-	if !send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
+	ev := sseWriter{w: w}
+	ev.flusher, _ = w.(http.Flusher)
+	if !ev.send(a.chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
 		return
 	}
-	for _, piece := range pieces(thinking) {
-		if !send(chunk(map[string]any{"reasoning_content": piece}, nil)) {
+	for _, piece := range pieces(a.thinking) {
+		if !ev.send(a.chunk(map[string]any{"reasoning_content": piece}, nil)) {
 			return
 		}
 	}
-	for _, piece := range pieces(reply) {
-		if !send(chunk(map[string]any{"content": piece}, nil)) {
+	for _, piece := range pieces(a.reply) {
+		if !ev.send(a.chunk(map[string]any{"content": piece}, nil)) {
 			return
 		}
 	}
-	if !send(chunk(map[string]any{}, "stop")) {
+	if !ev.send(a.chunk(map[string]any{}, "stop")) {
 		return
 	}
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		if !send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-			"choices": []any{}, "usage": usage}) {
+	if includeUsage {
+		if !ev.send(map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": 0, "model": a.model,
+			"choices": []any{}, "usage": a.usage}) {
 			return
 		}
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
+	ev.flush()
+}
+
+func (a chatAnswer) chunk(delta map[string]any, finish any) map[string]any {
+	return map[string]any{
+		"id": a.id, "object": "chat.completion.chunk", "created": 0, "model": a.model,
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+	}
+}
+
+// sseWriter writes one "data:" event per value and flushes it at once, so a
+// streaming client sees each chunk when it is sent, not when the reply ends.
+type sseWriter struct {
+	w       io.Writer
+	flusher http.Flusher // nil when the writer cannot flush
+}
+
+func (e sseWriter) send(v any) bool {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", strings.TrimSuffix(buf.String(), "\n")); err != nil {
+		return false
+	}
+	e.flush()
+	return true
+}
+
+func (e sseWriter) flush() {
+	if e.flusher != nil {
+		e.flusher.Flush()
 	}
 }
 
