@@ -97,3 +97,15 @@ func boundURL(u string, max int) string {
 	}
 	return u
 }
+
+// orDefault is v, or def when v is the zero value: the input of an
+// activity scheduled by workflow code from before the parameter travelled
+// in it (a session's parameters come from its recorded config, never from
+// the worker's; docs/versioning.md).
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 )
@@ -59,7 +60,7 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	if root.Status == graph.Done && strings.TrimSpace(root.ResultSummary) != "" {
 		out.RootDone, out.RootResult = true, root.ResultSummary
 	}
-	c := collector{a: a, session: in.SessionID, sources: map[string]int{}}
+	c := collector{a: a, cfg: orDefault(in.Assembly, config.Defaults().Assembly), session: in.SessionID, sources: map[string]int{}}
 	var walk func(t graph.Task, inner bool) error
 	walk = func(t graph.Task, inner bool) error {
 		if err := c.section(ctx, t, inner || len(children[t.ID]) == 0); err != nil {
@@ -85,7 +86,7 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 			return CollectResult{}, err
 		}
 	}
-	order := c.mmrOrder(algebra.ToFloat64(s.GoalQueryEmb), a.Cfg.Assembly.MMRLambda)
+	order := c.mmrOrder(algebra.ToFloat64(s.GoalQueryEmb), c.cfg.MMRLambda)
 	doc := sectionsDoc{Sources: c.list}
 	for _, i := range order {
 		sec := c.secs[i]
@@ -151,6 +152,7 @@ func (a *Activities) Extract(ctx context.Context, in ComposeInput) (ComposeResul
 
 type collector struct {
 	a       *Activities
+	cfg     config.Assembly // the session's
 	session string
 	secs    []sectionDoc
 	vecs    [][]float64
@@ -179,7 +181,7 @@ func (c *collector) section(ctx context.Context, t graph.Task, raw bool) error {
 		return fmt.Errorf("collect evidence of %s: %w", t.ShortID, err)
 	}
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Strength > ev[j].Strength })
-	cfg := c.a.Cfg.Assembly
+	cfg := c.cfg
 	var b strings.Builder
 	var limit, chars int
 	vec := algebra.ToFloat64(t.ResultEmbedding)
@@ -268,7 +270,7 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	user := b.String()
 	res := ComposeResult{}
 	call := func(prompt string) (string, error) {
-		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: a.Cfg.LLM.ComposeTokens, NoThink: true}, nil)
+		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: orDefault(in.MaxTokens, config.Defaults().LLM.ComposeTokens), NoThink: true}, nil)
 		if err != nil {
 			err = fmt.Errorf("compose part %d: %w", in.Part, err)
 			if !llm.IsRetryable(err) && ctx.Err() == nil { // a refusal or a bad request: the same call fails again
@@ -428,7 +430,8 @@ func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeRe
 			}
 		}
 	}
-	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: a.Cfg.Algebra.SimilarThreshold, MaxPerNode: 8}, nil); err != nil {
+	sp := orDefault(in.Similar, SimilarOf(config.Defaults().Algebra))
+	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: sp.Threshold, MaxPerNode: sp.MaxPerNode}, nil); err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize similar: %w", err)
 	}
 	ev, err := a.Store.Evidence(ctx, in.SessionID, "")

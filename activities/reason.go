@@ -20,7 +20,7 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 	req := llm.ChatRequest{System: in.System, User: in.User, MaxTokens: in.MaxTokens, ThinkingBudget: in.ThinkingBudget, NoThink: in.NoThink}
 	if in.Schema {
 		req.Schema, req.SchemaName, req.SchemaStrict = din.Schema(), "din_ops", true
-		if a.Cfg.LLM.JSONSchemaLoose {
+		if in.SchemaLoose {
 			req.Schema, req.SchemaStrict = din.LooseSchema(), false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
@@ -27,7 +28,7 @@ import (
 func CorpusConfig(cfg config.Config) research.CorpusConfig {
 	r := cfg.Research
 	cc := research.CorpusConfig{Root: r.CorpusDir, Extensions: research.DefaultCorpusExtensions(), Extractors: map[string]research.Extractor{},
-		MaxMediaBytes: int64(r.MaxMediaBytes)}
+		MaxMediaBytes: int64(r.MaxMediaBytes), Limits: researchLimits(cfg)}
 	if pdf := pdfConverter(cfg); pdf != nil {
 		cc.Extensions = append(cc.Extensions, ".pdf")
 		cc.Extractors[".pdf"] = pdf.Extractor()
@@ -41,12 +42,18 @@ func CorpusConfig(cfg config.Config) research.CorpusConfig {
 	return cc
 }
 
+// researchLimits are the bounds on what a page controls (title, URL, text).
+func researchLimits(cfg config.Config) research.Limits {
+	r := cfg.Research
+	return research.Limits{MaxTitleChars: r.MaxTitleChars, MaxURLBytes: r.MaxURLBytes, MaxTextBytes: r.MaxTextBytes}
+}
+
 func pdfConverter(cfg config.Config) *research.PDFConverter {
 	r := cfg.Research
 	if r.PdftotextPath == "" {
 		return nil
 	}
-	pc := &research.PDFConverter{Path: r.PdftotextPath, MaxPages: r.PDFMaxPages}
+	pc := &research.PDFConverter{Path: r.PdftotextPath, MaxPages: r.PDFMaxPages, Limits: researchLimits(cfg), MemoryBytes: int64(r.ChildMemoryBytes)}
 	if pc.Available() != nil {
 		return nil
 	}
@@ -60,42 +67,39 @@ func mediaDir(cfg config.Config) string {
 	return filepath.Join(os.TempDir(), "lethe-media")
 }
 
+// staleMedia is the age past which a captured media file in media_dir is
+// an orphan (its page was transcribed on another worker, or this worker was
+// killed before Transcribe ran): far longer than a research run.
+const staleMedia = 6 * time.Hour
+
 // InitResearch builds a's research clients from the worker's config: the
-// URL policy's allowances, the policy-enforcing HTTP fetcher (PDFs, media,
-// pages without a browser), the browser (unless research.browser_path is
-// "off"; when it is empty and no Chromium is installed, pages are fetched
-// by plain HTTP and Fetch says so in its log), the SearXNG provider and the
-// STT pipeline. A configured service that cannot work (a bad SearXNG URL,
-// a named browser that does not exist) is an error. (A function, not a
-// method: methods of Activities are registered as activities.)
+// URL policy's allowances and URL cap, the policy-enforcing HTTP fetcher
+// (PDFs, media, pages without a browser), the browser (unless
+// research.browser_path is "off"; when it is empty and no Chromium is
+// installed, pages are fetched by plain HTTP and Fetch says so in its log),
+// the SearXNG provider and the STT pipeline. Media is captured only when a
+// whisper server is configured: without one nothing would read it. A
+// configured service that cannot work (a bad SearXNG URL, a named browser
+// that does not exist) is an error. (A function, not a method: methods of
+// Activities are registered as activities.)
 func InitResearch(a *Activities) error {
 	r := a.Cfg.Research
+	lim := researchLimits(a.Cfg)
 	a.Policy.AllowLoopback = r.AllowLoopback
 	a.Policy.AllowPrivate = r.AllowPrivate
+	a.Policy.MaxURLBytes = r.MaxURLBytes
 	a.Web = research.NewHTTPFetcher(research.HTTPFetcherConfig{
 		Policy: a.Policy, MaxPageBytes: int64(r.MaxPageBytes), MaxMediaBytes: int64(r.MaxMediaBytes),
-		PDF: pdfConverter(a.Cfg), MediaDir: mediaDir(a.Cfg),
+		PDF: pdfConverter(a.Cfg), MediaDir: mediaDir(a.Cfg), Limits: lim, SkipMedia: r.WhisperURL == "",
 	})
-	if r.BrowserPath != "off" {
-		perPage := r.MaxMediaPerPage
-		if perPage == 0 {
-			perPage = -1 // BrowserConfig: negative = capture none (0 is its default)
-		}
-		b, err := research.NewBrowser(research.BrowserConfig{
-			ExecPath: r.BrowserPath, Tabs: r.BrowserTabs, PageTimeout: r.PageTimeout, MaxPageBytes: int64(r.MaxPageBytes),
-			MediaMinBytes: int64(r.MediaMinBytes), MaxMediaPerPage: perPage, HTTP: a.Web,
-		})
-		switch {
-		case err == nil:
-			a.Browser = b
-		case r.BrowserPath != "":
-			return fmt.Errorf("research.browser_path: %w", err)
-		}
+	a.Web.SweepMedia(staleMedia) // best effort: orphans of earlier runs
+	if err := initBrowser(a, lim); err != nil {
+		return err
 	}
 	if r.SearxngURL != "" {
 		s, err := research.NewSearXNG(research.SearXNGConfig{
 			BaseURL: r.SearxngURL, Engines: splitList(r.SearxngEngines), Categories: splitList(r.SearxngCategories),
-			Language: r.SearxngLanguage, Pages: r.SearxngPages, Timeout: r.SearxngTimeout, Retries: r.SearxngRetries,
+			Language: r.SearxngLanguage, Pages: r.SearxngPages, Timeout: r.SearxngTimeout, Retries: r.SearxngRetries, Limits: lim,
 		})
 		if err != nil {
 			return fmt.Errorf("research.searxng_url: %w", err)
@@ -107,7 +111,33 @@ func InitResearch(a *Activities) error {
 			Whisper:     &research.WhisperClient{BaseURL: r.WhisperURL, Translate: r.WhisperTranslate, Timeout: r.WhisperTimeout},
 			FFmpeg:      r.FFmpegPath,
 			MaxDuration: r.MaxMediaDuration,
+			MemoryBytes: int64(r.ChildMemoryBytes),
+			Limits:      lim,
 		}
+	}
+	return nil
+}
+
+// initBrowser starts nothing: it configures a.Browser (Chromium starts on
+// the first Fetch). Media capture is off without a whisper server.
+func initBrowser(a *Activities, lim research.Limits) error {
+	r := a.Cfg.Research
+	if r.BrowserPath == "off" {
+		return nil
+	}
+	perPage := r.MaxMediaPerPage
+	if perPage == 0 || r.WhisperURL == "" {
+		perPage = -1 // BrowserConfig: negative = capture none (0 is its default)
+	}
+	b, err := research.NewBrowser(research.BrowserConfig{
+		ExecPath: r.BrowserPath, Tabs: r.BrowserTabs, PageTimeout: r.PageTimeout, MaxPageBytes: int64(r.MaxPageBytes),
+		MediaMinBytes: int64(r.MediaMinBytes), MaxMediaPerPage: perPage, HTTP: a.Web, Limits: lim, ProxyIdleTimeout: r.ProxyIdleTimeout,
+	})
+	switch {
+	case err == nil:
+		a.Browser = b
+	case r.BrowserPath != "":
+		return fmt.Errorf("research.browser_path: %w", err)
 	}
 	return nil
 }
@@ -136,44 +166,27 @@ func splitList(s string) []string {
 // activity fails (and is retried).
 func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverResult, error) {
 	lg := logger(ctx, in.SessionID)
+	// SearXNG's backoff and the embedding call can outlast a heartbeat
+	// timeout; both are bounded by their own timeouts.
+	stop := heartbeatWhile(ctx, func() any { return nil })
+	defer stop()
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		return DiscoverResult{}, fmt.Errorf("discover session: %w", err)
 	}
-	var providers []research.Provider
-	if a.Corpus != nil {
-		providers = append(providers, a.Corpus)
+	hits, err := a.searchAll(ctx, lg, in)
+	if err != nil {
+		return DiscoverResult{}, err
 	}
-	if a.Search != nil {
-		providers = append(providers, a.Search)
-	}
-	if len(providers) == 0 {
-		lg.Warn("discover: no provider configured (research.corpus_dir, research.searxng_url)", "query", in.Query)
-		return DiscoverResult{}, nil
-	}
-	var hits []research.Hit
-	var errs []error
-	for _, p := range providers {
-		h, err := p.Search(ctx, in.Query, in.Limit)
-		if err != nil {
-			if ctx.Err() != nil {
-				return DiscoverResult{}, ctx.Err()
-			}
-			lg.Warn("discover: provider failed", "provider", p.Name(), "query", in.Query, "error", err)
-			errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
-			continue
-		}
-		hits = append(hits, h...)
-	}
-	if len(errs) == len(providers) {
-		return DiscoverResult{}, fmt.Errorf("discover %q: %w", in.Query, errors.Join(errs...))
-	}
+	// The providers bound their hits; again here, before they reach the
+	// embedder and history.
+	hits = researchLimits(a.Cfg).Hits(hits)
 	if len(hits) == 0 {
 		return DiscoverResult{}, nil
 	}
 	texts := make([]string, len(hits))
 	for i, h := range hits {
-		texts[i] = strings.TrimSpace(h.Title + "\n" + h.Snippet)
+		texts[i] = strings.TrimSpace(h.Title + "\n" + truncate(h.Snippet, 300))
 	}
 	embs, err := a.Embed.Embed(ctx, llm.Document, texts)
 	if err != nil {
@@ -187,6 +200,40 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 		})
 	}
 	return out, nil
+}
+
+// searchAll asks every configured provider; nil hits and no error when
+// none is configured, an error only when all of them fail.
+func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverInput) ([]research.Hit, error) {
+	var providers []research.Provider
+	if a.Corpus != nil {
+		providers = append(providers, a.Corpus)
+	}
+	if a.Search != nil {
+		providers = append(providers, a.Search)
+	}
+	if len(providers) == 0 {
+		lg.Warn("discover: no provider configured (research.corpus_dir, research.searxng_url)", "query", in.Query)
+		return nil, nil
+	}
+	var hits []research.Hit
+	var errs []error
+	for _, p := range providers {
+		h, err := p.Search(ctx, in.Query, in.Limit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			lg.Warn("discover: provider failed", "provider", p.Name(), "query", in.Query, "error", err)
+			errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
+			continue
+		}
+		hits = append(hits, h...)
+	}
+	if len(errs) == len(providers) {
+		return nil, fmt.Errorf("discover %q: %w", in.Query, errors.Join(errs...))
+	}
+	return hits, nil
 }
 
 func pagesKey(key string) string { return "pages/" + key }
@@ -235,49 +282,15 @@ func (a *Activities) Fetch(ctx context.Context, in FetchInput) (FetchResult, err
 	lg := logger(ctx, in.SessionID)
 	docs := make([]research.Document, len(in.URLs))
 	errs := make([]error, len(in.URLs))
-	var web []int
-	for i, u := range in.URLs {
-		if strings.HasPrefix(u, research.CorpusScheme+":") {
-			if a.Corpus == nil {
-				errs[i] = fmt.Errorf("%s: no local corpus configured", u)
-				continue
-			}
-			docs[i], errs[i] = a.Corpus.Open(u)
-			continue
-		}
-		web = append(web, i)
-	}
-	var done atomic.Int64
-	done.Store(int64(len(in.URLs) - len(web)))
-	activity.RecordHeartbeat(ctx, done.Load())
-	stop := heartbeatWhile(ctx, func() any { return done.Load() })
-	if len(web) > 0 {
-		urls := make([]string, len(web))
-		for j, i := range web {
-			urls[j] = in.URLs[i]
-		}
-		switch {
-		case a.Browser != nil:
-			a.Browser.FetchAll(ctx, urls, func(j int, r research.PageResult) {
-				docs[web[j]], errs[web[j]] = r.Doc, r.Err
-				activity.RecordHeartbeat(ctx, done.Add(1))
-			})
-		case a.Web != nil:
-			lg.Warn("fetch: no browser on this worker; pages are read by plain HTTP (JavaScript is not run)")
-			for j, u := range urls {
-				if ctx.Err() != nil {
-					break
-				}
-				docs[web[j]], errs[web[j]] = a.Web.Fetch(ctx, u)
-				activity.RecordHeartbeat(ctx, done.Add(1))
-			}
-		default:
-			for _, i := range web {
-				errs[i] = errors.New("no web fetcher configured on this worker")
+	staged := false
+	defer func() {
+		if !staged { // cancelled, failed or panicked: nothing will transcribe the media
+			for _, d := range docs {
+				a.removeCaptured(d.Media)
 			}
 		}
-	}
-	stop()
+	}()
+	a.fetchBatch(ctx, lg, in.URLs, docs, errs)
 	if err := ctx.Err(); err != nil {
 		return FetchResult{}, err
 	}
@@ -288,13 +301,77 @@ func (a *Activities) Fetch(ctx context.Context, in FetchInput) (FetchResult, err
 			return FetchResult{}, fmt.Errorf("fetch %s: %w", in.Key, err)
 		}
 	}
-	var out FetchResult
-	for i, u := range in.URLs {
+	out, failed := pageRefs(lg, in.URLs, docs, errs)
+	if err := putBlob(ctx, a.Store, in.SessionID, pagesKey(in.Key), docs); err != nil {
+		return FetchResult{}, err
+	}
+	staged = true
+	m := activity.GetMetricsHandler(ctx)
+	m.Counter("lethe_research_pages_total").Inc(int64(len(out.Pages) - failed))
+	m.Counter("lethe_research_page_errors_total").Inc(int64(failed))
+	return out, nil
+}
+
+// fetchBatch fills docs and errs for urls: corpus URLs from the corpus,
+// the rest by the browser (or plain HTTP), heartbeating per page and on a
+// timer.
+func (a *Activities) fetchBatch(ctx context.Context, lg log.Logger, urls []string, docs []research.Document, errs []error) {
+	var web []int
+	for i, u := range urls {
+		if !strings.HasPrefix(u, research.CorpusScheme+":") {
+			web = append(web, i)
+			continue
+		}
+		if a.Corpus == nil {
+			errs[i] = fmt.Errorf("%s: no local corpus configured", u)
+			continue
+		}
+		docs[i], errs[i] = a.Corpus.Open(u)
+	}
+	var done atomic.Int64
+	done.Store(int64(len(urls) - len(web)))
+	activity.RecordHeartbeat(ctx, done.Load())
+	stop := heartbeatWhile(ctx, func() any { return done.Load() })
+	defer stop()
+	page := func(j int, d research.Document, err error) {
+		docs[web[j]], errs[web[j]] = d, err
+		activity.RecordHeartbeat(ctx, done.Add(1))
+	}
+	webURLs := make([]string, len(web))
+	for j, i := range web {
+		webURLs[j] = urls[i]
+	}
+	switch {
+	case len(web) == 0:
+	case a.Browser != nil:
+		a.Browser.FetchAll(ctx, webURLs, func(j int, r research.PageResult) { page(j, r.Doc, r.Err) })
+	case a.Web != nil:
+		lg.Warn("fetch: no browser on this worker; pages are read by plain HTTP (JavaScript is not run)")
+		for j, u := range webURLs {
+			if ctx.Err() != nil {
+				break
+			}
+			d, err := a.Web.Fetch(ctx, u)
+			page(j, d, err)
+		}
+	default:
+		for _, i := range web {
+			errs[i] = errors.New("no web fetcher configured on this worker")
+		}
+	}
+}
+
+// pageRefs describes the fetched pages for history (titles and URLs are
+// bounded by the fetchers); a failed page's document is replaced by an
+// empty one.
+func pageRefs(lg log.Logger, urls []string, docs []research.Document, errs []error) (out FetchResult, failed int) {
+	for i, u := range urls {
 		ref := PageRef{URL: u}
 		if err := errs[i]; err != nil {
 			ref.Error = truncate(err.Error(), 300)
 			lg.Warn("fetch failed", "url", u, "error", err)
 			docs[i] = research.Document{URL: u}
+			failed++
 		} else {
 			d := docs[i]
 			ref.Title, ref.Kind, ref.Chars = d.Title, d.Kind, len(d.Text)
@@ -304,19 +381,7 @@ func (a *Activities) Fetch(ctx context.Context, in FetchInput) (FetchResult, err
 		}
 		out.Pages = append(out.Pages, ref)
 	}
-	if err := putBlob(ctx, a.Store, in.SessionID, pagesKey(in.Key), docs); err != nil {
-		return FetchResult{}, err
-	}
-	failed := 0
-	for _, p := range out.Pages {
-		if p.Error != "" {
-			failed++
-		}
-	}
-	m := activity.GetMetricsHandler(ctx)
-	m.Counter("lethe_research_pages_total").Inc(int64(len(out.Pages) - failed))
-	m.Counter("lethe_research_page_errors_total").Inc(int64(failed))
-	return out, nil
+	return out, failed
 }
 
 // Transcribe turns the media of one staged page into transcript documents
@@ -337,6 +402,9 @@ func (a *Activities) Transcribe(ctx context.Context, in TranscribeInput) (Transc
 		return TranscribeResult{}, nonRetryable(ErrInvalidInput, fmt.Errorf("transcribe: no staged page %d in batch %s", in.Page, in.Key))
 	}
 	d := docs[in.Page]
+	// The captured files are handled once this returns, whatever the
+	// outcome; a retry downloads the media again.
+	defer a.removeCaptured(d.Media)
 	res := TranscribeResult{Media: len(d.Media)}
 	if len(d.Media) == 0 {
 		return res, nil
@@ -354,6 +422,7 @@ func (a *Activities) Transcribe(ctx context.Context, in TranscribeInput) (Transc
 	var step atomic.Int64
 	stop := heartbeatWhile(ctx, func() any { return step.Load() })
 	defer stop()
+	lim := researchLimits(a.Cfg)
 	var out []research.Document
 	for j, m := range media {
 		step.Store(int64(j))
@@ -371,7 +440,7 @@ func (a *Activities) Transcribe(ctx context.Context, in TranscribeInput) (Transc
 		if title == "" {
 			title = m.URL
 		}
-		out = append(out, research.Document{URL: m.URL, Title: title + " (transcript)", Text: text, Kind: graph.KindTranscript, Bytes: int(m.Bytes)})
+		out = append(out, research.Document{URL: m.URL, Title: lim.Title(title + " (transcript)"), Text: text, Kind: graph.KindTranscript, Bytes: int(m.Bytes)})
 		res.Transcribed++
 		res.Chars += len(text)
 	}
@@ -379,6 +448,24 @@ func (a *Activities) Transcribe(ctx context.Context, in TranscribeInput) (Transc
 		return TranscribeResult{}, err
 	}
 	return res, nil
+}
+
+// removeCaptured deletes the captured media files of a page. Only files in
+// this worker's media_dir are touched (never a corpus file).
+func (a *Activities) removeCaptured(media []research.MediaRef) {
+	dir, err := filepath.Abs(mediaDir(a.Cfg))
+	if err != nil {
+		return
+	}
+	for _, m := range media {
+		if m.Path == "" {
+			continue
+		}
+		p, err := filepath.Abs(m.Path)
+		if err == nil && filepath.Dir(p) == dir {
+			os.Remove(p)
+		}
+	}
 }
 
 // transcriptKey names the session's cached transcript of one media URL:
@@ -428,38 +515,29 @@ func (a *Activities) transcribeFile(ctx context.Context, m research.MediaRef) (s
 		if err != nil {
 			return "", err
 		}
+		defer os.Remove(ref.Path) // a fresh download, used once
 		path = ref.Path
 	default:
 		return "", errors.New("no web fetcher to download the media")
 	}
-	downloaded := path != m.Path && !strings.HasPrefix(m.URL, research.CorpusScheme+":")
-	text, err := a.STT.Transcribe(ctx, path)
-	if downloaded || (err == nil && path == m.Path) {
-		os.Remove(path) // transcribed (or a fresh download): the file is no longer needed
-	}
-	return text, err
+	return a.STT.Transcribe(ctx, path)
 }
 
-// Ingest chunks the staged pages into paragraph groups, embeds them with the
+// Ingest chunks the staged pages into paragraph groups, picks at most
+// research.max_chunks_embedded of each page by a lexical match to the
+// research query and task (research.SelectChunks), embeds those with the
 // document prefix, keeps each page's most informative chunks, scores their
-// strength and persists them idempotently under the batch key. It returns
-// scalars only.
+// strength and persists them idempotently under the batch key. Titles and
+// URLs are bounded again here (a page whose URL is over the cap is
+// dropped). It heartbeats while it works and returns scalars only.
 func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, error) {
-	var docs []research.Document
-	if _, err := getBlob(ctx, a.Store, in.SessionID, pagesKey(in.Key), &docs); err != nil {
+	var done atomic.Int64
+	activity.RecordHeartbeat(ctx, 0)
+	stop := heartbeatWhile(ctx, func() any { return done.Load() })
+	defer stop()
+	docs, err := a.ingestDocs(ctx, in)
+	if err != nil {
 		return IngestResult{}, err
-	}
-	// Transcripts of the pages' media, staged by Transcribe (absent when
-	// there was no media, no STT, or transcription failed).
-	for i, n := 0, len(docs); i < n; i++ {
-		if len(docs[i].Media) == 0 {
-			continue
-		}
-		var tr []research.Document
-		if _, err := getBlob(ctx, a.Store, in.SessionID, transcriptsKey(in.Key, i), &tr); err != nil {
-			return IngestResult{}, err
-		}
-		docs = append(docs, tr...)
 	}
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
@@ -469,70 +547,147 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest evidence: %w", err)
 	}
-	heldVecs := make([][]float64, 0, len(held))
+	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal)}
 	for _, e := range held {
-		heldVecs = append(heldVecs, algebra.ToFloat64(e.Embedding))
+		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
-	goal := algebra.ToFloat64(s.GoalQueryEmb)
-	cc := research.ChunkConfig{TargetChars: a.Cfg.Research.ChunkChars, MaxChars: 2 * a.Cfg.Research.ChunkChars, MinChars: a.Cfg.Research.ChunkChars / 6}
-	var res IngestResult
-	var items []graph.Evidence
-	var igSum float64
-	var cos, strengths []float64
-	for _, d := range docs {
-		chunks := research.Chunk(d.Text, cc)
-		if len(chunks) == 0 {
-			continue
+	for i, d := range docs {
+		if err := a.ingestDoc(ctx, in, d, st); err != nil {
+			return IngestResult{}, err
 		}
-		embs, err := a.Embed.Embed(ctx, llm.Document, chunks)
-		if err != nil {
-			return IngestResult{}, fmt.Errorf("ingest embed %s: %w", d.URL, err)
-		}
-		type scored struct {
-			i      int
-			ig, cg float64
-		}
-		sc := make([]scored, len(chunks))
-		for i, e := range embs {
-			v := algebra.ToFloat64(e)
-			sc[i] = scored{i, algebra.InformationGain(v, heldVecs), algebra.Cosine(v, goal)}
-			igSum += sc[i].ig
-			heldVecs = append(heldVecs, v) // later chunks are judged against earlier ones too
-		}
-		res.Chunks += len(chunks)
-		sort.SliceStable(sc, func(x, y int) bool { return sc[x].ig > sc[y].ig })
-		if len(sc) > a.Cfg.Research.MaxChunksPerPage {
-			sc = sc[:a.Cfg.Research.MaxChunksPerPage]
-		}
-		sort.SliceStable(sc, func(x, y int) bool { return sc[x].i < sc[y].i }) // page order
-		for _, c := range sc {
-			st := research.Strength(c.cg, c.ig, d.Kind)
-			items = append(items, graph.Evidence{
-				SessionID: in.SessionID, Content: chunks[c.i], SourceURL: d.URL, Title: d.Title, Kind: d.Kind,
-				Strength: st, Embedding: embs[c.i], CreatedIter: in.Iteration,
-			})
-			cos, strengths = append(cos, c.cg), append(strengths, st)
-		}
+		done.Store(int64(i + 1))
 	}
+	res := st.res
 	if res.Chunks > 0 {
-		res.MeanIG = igSum / float64(res.Chunks)
+		res.MeanIG = st.igSum / float64(res.Chunks)
 	}
-	if len(items) > 0 {
-		ar, err := a.Store.AddEvidence(ctx, in.SessionID, "ingest/"+in.Key, in.Task, items)
+	if len(st.items) > 0 {
+		ar, err := a.Store.AddEvidence(ctx, in.SessionID, "ingest/"+in.Key, in.Task, st.items)
 		if err != nil {
 			return IngestResult{}, fmt.Errorf("ingest persist %s: %w", in.Key, err)
 		}
 		res.New, res.Linked, res.Duplicates = ar.Added, ar.Linked, ar.Duplicates
-		res.GA = algebra.GoalAlignment(0, algebra.AttentionGA(cos, strengths, 8, 0.1), len(items))
+		res.GA = algebra.GoalAlignment(0, algebra.AttentionGA(st.cos, st.strengths, 8, 0.1), len(st.items))
 	}
-	if res.Coverage, err = a.taskCoverage(ctx, in.SessionID, in.Task, goal); err != nil {
+	if res.Coverage, err = a.taskCoverage(ctx, in.SessionID, in.Task, st.goal, orDefault(in.Params, IngestParamsOf(config.Defaults()))); err != nil {
 		return IngestResult{}, err
 	}
 	return res, nil
 }
 
+// ingestState accumulates one Ingest call.
+type ingestState struct {
+	goal      []float64
+	query     string
+	held      [][]float64 // evidence held, and the chunks judged so far
+	res       IngestResult
+	items     []graph.Evidence
+	igSum     float64
+	cos       []float64
+	strengths []float64
+}
+
+// ingestDocs reads the staged pages of the batch and the transcripts of
+// their media (absent when there was no media, no STT, or transcription
+// failed), bounded again (defence in depth: the staged documents were
+// bounded by the fetchers): titles cut, text cut, documents whose URL is
+// over the cap dropped.
+func (a *Activities) ingestDocs(ctx context.Context, in IngestInput) ([]research.Document, error) {
+	var docs []research.Document
+	if _, err := getBlob(ctx, a.Store, in.SessionID, pagesKey(in.Key), &docs); err != nil {
+		return nil, err
+	}
+	for i, n := 0, len(docs); i < n; i++ {
+		if len(docs[i].Media) == 0 {
+			continue
+		}
+		var tr []research.Document
+		if _, err := getBlob(ctx, a.Store, in.SessionID, transcriptsKey(in.Key, i), &tr); err != nil {
+			return nil, err
+		}
+		docs = append(docs, tr...)
+	}
+	lim := researchLimits(a.Cfg)
+	out := docs[:0]
+	for _, d := range docs {
+		if !lim.URLOK(d.URL) {
+			logger(ctx, in.SessionID).Warn("ingest: page URL over research.max_url_bytes; dropped", "bytes", len(d.URL))
+			continue
+		}
+		d.Title = lim.Title(d.Title)
+		d.Text, _ = lim.Text(d.Text)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ingestQuery is what chunks are pre-selected against: the research query
+// and the description of the task the research serves; the session goal
+// when neither is known.
+func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal string) string {
+	var parts []string
+	if in.Query != "" {
+		parts = append(parts, in.Query)
+	}
+	if tasks, err := a.Store.Tasks(ctx, in.SessionID); err == nil {
+		for _, t := range tasks {
+			if t.ShortID == in.Task {
+				parts = append(parts, t.Description)
+			}
+		}
+	}
+	if strings.TrimSpace(strings.Join(parts, "")) == "" {
+		parts = append(parts, goal)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ingestDoc chunks one document, embeds its best lexical matches and adds
+// its most informative chunks to st.
+func (a *Activities) ingestDoc(ctx context.Context, in IngestInput, d research.Document, st *ingestState) error {
+	r := orDefault(in.Params, IngestParamsOf(config.Defaults()))
+	cc := research.ChunkConfig{TargetChars: r.ChunkChars, MaxChars: 2 * r.ChunkChars, MinChars: r.ChunkChars / 6}
+	all := research.Chunk(d.Text, cc)
+	if len(all) == 0 {
+		return nil
+	}
+	chunks := make([]string, 0, min(len(all), r.MaxChunksEmbedded))
+	for _, i := range research.SelectChunks(all, st.query, r.MaxChunksEmbedded) {
+		chunks = append(chunks, all[i])
+	}
+	activity.RecordHeartbeat(ctx, st.res.Chunks)
+	embs, err := a.Embed.Embed(ctx, llm.Document, chunks)
+	if err != nil {
+		return fmt.Errorf("ingest embed %s: %w", d.URL, err)
+	}
+	type scored struct {
+		i      int
+		ig, cg float64
+	}
+	sc := make([]scored, len(chunks))
+	for i, e := range embs {
+		v := algebra.ToFloat64(e)
+		sc[i] = scored{i, algebra.InformationGain(v, st.held), algebra.Cosine(v, st.goal)}
+		st.igSum += sc[i].ig
+		st.held = append(st.held, v) // later chunks are judged against earlier ones too
+	}
+	st.res.Chunks += len(chunks)
+	sort.SliceStable(sc, func(x, y int) bool { return sc[x].ig > sc[y].ig })
+	sc = sc[:min(len(sc), r.MaxChunksPerPage)]
+	sort.SliceStable(sc, func(x, y int) bool { return sc[x].i < sc[y].i }) // page order
+	for _, c := range sc {
+		strength := research.Strength(c.cg, c.ig, d.Kind)
+		st.items = append(st.items, graph.Evidence{
+			SessionID: in.SessionID, Content: chunks[c.i], SourceURL: d.URL, Title: d.Title, Kind: d.Kind,
+			Strength: strength, Embedding: embs[c.i], CreatedIter: in.Iteration,
+		})
+		st.cos, st.strengths = append(st.cos, c.cg), append(st.strengths, strength)
+	}
+	return nil
+}
+
 // taskCoverage is how much of the goal the task's evidence subspace spans.
-func (a *Activities) taskCoverage(ctx context.Context, session, task string, goal []float64) (float64, error) {
+func (a *Activities) taskCoverage(ctx context.Context, session, task string, goal []float64, p IngestParams) (float64, error) {
 	ev, err := a.Store.Evidence(ctx, session, task)
 	if err != nil {
 		return 0, fmt.Errorf("task coverage: %w", err)
@@ -541,6 +696,6 @@ func (a *Activities) taskCoverage(ctx context.Context, session, task string, goa
 	for i, e := range ev {
 		rows[i] = algebra.ToFloat64(e.Embedding)
 	}
-	svd := algebra.ComputeSVD(rows, a.Cfg.Algebra.SVDK, a.Cfg.Algebra.MinEvidence, nil, 1)
+	svd := algebra.ComputeSVD(rows, p.SVDK, p.MinEvidence, nil, 1)
 	return svd.Coverage(goal), nil
 }

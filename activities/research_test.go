@@ -1,7 +1,10 @@
 package activities_test
 
 import (
+	"bytes"
+	"encoding/gob"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,11 +14,21 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/research"
+	"github.com/lethe-research/lethe/service"
 )
 
 // TestResearchActivities runs Discover, Fetch, Transcribe and Ingest as
@@ -203,4 +216,207 @@ func TestResearchActivities(t *testing.T) {
 			t.Errorf("ReadState counts %d evidence for the task the shared page supports, want 1", ti.Evidence)
 		}
 	}
+}
+
+// newResearchEnv is newActivityEnv that also returns the model server, whose
+// request log shows what was embedded.
+func newResearchEnv(t *testing.T, dir string, extra map[string]string) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities, *llmtest.Server) {
+	t.Helper()
+	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
+	t.Cleanup(model.Close)
+	cfg := lethetest.Config(t, model.URL(), dir, extra)
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	a, err := service.NewActivities(cfg, config.Sources{}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.CloseResearch)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	return env, store, a, model
+}
+
+// stage writes docs where Fetch stages a batch (what a hostile page could
+// have put there, had a fetcher let it through).
+func stage(t *testing.T, store *embedded.Store, sid, key string, docs []research.Document) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutBlob(t.Context(), sid, "pages/"+key, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIngestBoundsHostilePage: a 4 MiB page (thousands of chunks) with a
+// 1 MB title, and a page whose URL is over the cap. Ingest embeds at most
+// max_chunks_embedded chunks of the page, chosen by the research query
+// (the one relevant paragraph deep in the page is among them), cuts the
+// title on every evidence item, drops the page with the long URL, and
+// heartbeats while it works.
+func TestIngestBoundsHostilePage(t *testing.T) {
+	corpus := t.TempDir()
+	os.WriteFile(filepath.Join(corpus, "garnet.md"), []byte("# Garnet electrolytes\n\nGarnet electrolytes crack under lithium plating.\n"), 0o644)
+	env, store, _, model := newResearchEnv(t, t.TempDir(), map[string]string{
+		"research.corpus_dir": corpus, "research.browser_path": "off", "research.max_chunks_embedded": "48",
+	})
+	const sid = "hostile"
+	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+		t.Fatal(err)
+	}
+	const needle = "Garnet electrolyte pellets crack along grain boundaries when lithium dendrites wedge them open."
+	var page strings.Builder
+	for i := 0; page.Len() < 4<<20; i++ {
+		if i == 3000 {
+			page.WriteString(needle + "\n\n")
+		}
+		fmt.Fprintf(&page, "Paragraph %d of filler about the weather, gardening and the history of the town hall, repeated to make the page long enough.\n\n", i)
+	}
+	stage(t, store, sid, "research/1/0/0", []research.Document{
+		{URL: "https://example.org/long-page", Title: strings.Repeat("Endless title ", 80_000), Text: page.String(), Kind: graph.KindHTML},
+		{URL: "https://example.org/" + strings.Repeat("a", 4096), Title: "Long URL", Text: "Text of a page whose URL is over the cap.", Kind: graph.KindHTML},
+	})
+	before := len(model.Requests())
+	var heartbeats atomic.Int64
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { heartbeats.Add(1) })
+	start := time.Now()
+	v, err := env.ExecuteActivity(activities.NameIngest, activities.IngestInput{SessionID: sid, Key: "research/1/0/0", Task: "root", Iteration: 1,
+		Query: "garnet electrolyte cracking", Params: activities.IngestParams{ChunkChars: 1200, MaxChunksPerPage: 12, MaxChunksEmbedded: 48, SVDK: 16, MinEvidence: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ing activities.IngestResult
+	v.Get(&ing)
+	embedded := 0
+	for _, r := range model.Requests()[before:] {
+		embedded += len(r.Inputs)
+	}
+	t.Logf("ingest of a 4 MiB page: %s, %d chunks embedded, %d heartbeats, %+v", time.Since(start), embedded, heartbeats.Load(), ing)
+	if embedded > 48 || ing.Chunks > 48 || heartbeats.Load() == 0 {
+		t.Errorf("embedded %d texts (%d chunks), %d heartbeats; want at most 48 and heartbeats", embedded, ing.Chunks, heartbeats.Load())
+	}
+	ev, _ := store.Evidence(t.Context(), sid, "")
+	found := false
+	for _, e := range ev {
+		if n := utf8.RuneCountInString(e.Title); n > 300 {
+			t.Errorf("evidence title of %d runes", n)
+		}
+		if len(e.SourceURL) > 2048 {
+			t.Errorf("evidence from a URL of %d bytes", len(e.SourceURL))
+		}
+		found = found || strings.Contains(e.Content, needle)
+	}
+	if len(ev) == 0 || !found {
+		t.Errorf("%d evidence items; the paragraph that matches the query is kept: %v", len(ev), found)
+	}
+}
+
+// TestMediaCaptureAndCleanup: without a speech-to-text server no media is
+// captured; with one, the captured file is deleted once Transcribe has
+// handled it, whether whisper answered or not, and an HLS playlist posing
+// as audio is refused by ffmpeg without anything fetching its segments.
+func TestMediaCaptureAndCleanup(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ffmpeg is not installed")
+		}
+		t.Skip("ffmpeg is not installed")
+	}
+	var segments atomic.Int64
+	var site *httptest.Server
+	site = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/talk.wav":
+			w.Header().Set("Content-Type", "audio/wav")
+			w.Write(lethetest.SilentWAV(16000, 16000*3))
+		case r.URL.Path == "/live.m3u8": // a playlist that says it is audio
+			w.Header().Set("Content-Type", "audio/mpeg")
+			fmt.Fprintf(w, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n%s\n#EXTINF:10.0,\n%s/seg/0.ts\n#EXT-X-ENDLIST\n", strings.Repeat("#PAD\n", 20000), site.URL)
+		case strings.HasPrefix(r.URL.Path, "/seg/"):
+			segments.Add(1)
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	var whisperFail atomic.Bool
+	whisper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if whisperFail.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error": "failed to process audio"}`)
+			return
+		}
+		io.WriteString(w, `{"text": "dendrites short the cell"}`)
+	}))
+	defer whisper.Close()
+
+	// No whisper server: media is not even downloaded.
+	dir := t.TempDir()
+	media := filepath.Join(dir, "media")
+	env, _, a, _ := newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.browser_path": "off", "research.media_dir": media})
+	const sid = "media"
+	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: "research/1/0/0", URLs: []string{site.URL + "/talk.wav"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fr activities.FetchResult
+	v.Get(&fr)
+	if a.STT != nil || fr.Pages[0].Media != "" || !strings.Contains(fr.Pages[0].Error, "no speech-to-text") || len(listDir(media)) != 0 {
+		t.Fatalf("without whisper: pages %+v, media dir %v", fr.Pages, listDir(media))
+	}
+
+	// With whisper: captured, transcribed (or not), deleted.
+	dir = t.TempDir()
+	media = filepath.Join(dir, "media")
+	env, _, _, _ = newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.browser_path": "off",
+		"research.media_dir": media, "research.whisper_url": whisper.URL})
+	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		path              string
+		fail              bool
+		transcribed, errs int
+	}{{"/talk.wav", false, 1, 0}, {"/talk.wav?again", true, 0, 1}, {"/live.m3u8", false, 0, 1}} {
+		key := fmt.Sprintf("research/1/0/%d", i+1)
+		whisperFail.Store(tc.fail)
+		v, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: key, URLs: []string{site.URL + tc.path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Get(&fr)
+		if fr.Pages[0].Media == "" || len(listDir(media)) != 1 {
+			t.Fatalf("%s: pages %+v, media dir %v", tc.path, fr.Pages, listDir(media))
+		}
+		v, err = env.ExecuteActivity(activities.NameTranscribe, activities.TranscribeInput{SessionID: sid, Key: key, Page: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr activities.TranscribeResult
+		v.Get(&tr)
+		if tr.Transcribed != tc.transcribed || tr.Failed != tc.errs || len(listDir(media)) != 0 {
+			t.Errorf("%s: %+v, media dir after Transcribe %v", tc.path, tr, listDir(media))
+		}
+	}
+	if segments.Load() != 0 {
+		t.Errorf("%d requests for the playlist's segments", segments.Load())
+	}
+}
+
+func listDir(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
 }

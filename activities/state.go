@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 )
@@ -112,7 +113,8 @@ func (a *Activities) SetStatus(ctx context.Context, in StatusInput) error {
 // SyncSimilar refreshes SIMILAR_TO edges so that PPR can traverse links
 // between evidence ingested in the previous iteration.
 func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (SyncSimilarResult, error) {
-	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: a.Cfg.Algebra.SimilarThreshold, MaxPerNode: 8}, nil)
+	sp := orDefault(in.Similar, SimilarOf(config.Defaults().Algebra))
+	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: sp.Threshold, MaxPerNode: sp.MaxPerNode}, nil)
 	if err != nil {
 		return SyncSimilarResult{}, fmt.Errorf("sync similar: %w", err)
 	}
@@ -127,10 +129,10 @@ func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, er
 	if err := a.SetStatus(ctx, StatusInput{SessionID: in.SessionID, Task: in.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
 		return ExpandResult{}, fmt.Errorf("focus: %w", err)
 	}
-	if _, err := a.SyncSimilar(ctx, SyncSimilarInput{SessionID: in.SessionID, Iteration: in.Iteration}); err != nil {
+	if _, err := a.SyncSimilar(ctx, SyncSimilarInput{SessionID: in.SessionID, Iteration: in.Iteration, Similar: in.Similar}); err != nil {
 		return ExpandResult{}, fmt.Errorf("focus: %w", err)
 	}
-	return a.Expand(ctx, ExpandInput{SessionID: in.SessionID, Task: in.Task})
+	return a.Expand(ctx, ExpandInput{SessionID: in.SessionID, Task: in.Task, Context: in.Context, ChunkChars: in.ChunkChars})
 }
 
 // Expand runs PPR from the selected task over all edge types, with
@@ -158,10 +160,11 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 	}
 	sel := graph.TaskID(in.SessionID, in.Task)
 	g, idx := pprGraph(tasks, ev, edges)
-	c := a.Cfg.Context
+	def := config.Defaults()
+	c := orDefault(in.Context, def.Context)
 	pr := algebra.PPR(g, pprSeeds(g, idx[sel]), c.PPRAlpha, c.PPRTol, c.PPRMaxIter)
 	cands := topByPPR(ev, pr, idx, c.MaxCandidates)
-	return a.candidates(cands, sel, algebra.ToFloat64(s.GoalQueryEmb)), nil
+	return a.candidates(cands, sel, algebra.ToFloat64(s.GoalQueryEmb), 2*orDefault(in.ChunkChars, def.Research.ChunkChars)), nil
 }
 
 // pprGraph is the graph PPR walks: every task and evidence node, every
@@ -227,7 +230,7 @@ func topByPPR(ev []graph.Evidence, pr []float64, idx map[string]int, max int) []
 // cosines. Shared evidence is shown under the task in focus when it
 // supports it. Everything here came from a page or a model, so it is
 // bounded again: 64 candidates always fit in the activity result.
-func (a *Activities) candidates(cands []pprScored, sel string, goal []float64) ExpandResult {
+func (a *Activities) candidates(cands []pprScored, sel string, goal []float64, maxChars int) ExpandResult {
 	out := ExpandResult{}
 	vs := make([][]float64, len(cands))
 	r := a.Cfg.Research
@@ -237,7 +240,7 @@ func (a *Activities) candidates(cands []pprScored, sel string, goal []float64) E
 		if slices.Contains(c.e.Also, sel) {
 			task = sel
 		}
-		text := truncate(c.e.Content, 2*r.ChunkChars)
+		text := truncate(c.e.Content, maxChars)
 		out.Candidates = append(out.Candidates, Candidate{
 			Ref: c.e.ID, Task: graph.ShortIDOf(task), Text: text, Source: boundURL(c.e.SourceURL, r.MaxURLBytes),
 			Title: truncate(c.e.Title, r.MaxTitleChars), Tokens: llm.EstimateTokens(text), PPR: c.ppr, CosGoal: algebra.Cosine(vs[i], goal),
@@ -274,7 +277,8 @@ func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation,
 	}
 	sin := algebra.SignalInputs{
 		Goal: algebra.ToFloat64(s.GoalQueryEmb), PrevState: prev.State, PrevSVD: prev.SVD,
-		NewEvidence: in.NewEvidence, K: a.Cfg.Algebra.SVDK, MinEvidence: a.Cfg.Algebra.MinEvidence, Seed: 1,
+		NewEvidence: in.NewEvidence, Seed: 1,
+		K: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), MinEvidence: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence),
 	}
 	for _, e := range ev {
 		sin.Evidence = append(sin.Evidence, algebra.ToFloat64(e.Embedding))

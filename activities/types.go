@@ -114,8 +114,20 @@ type StatusInput struct {
 
 // SyncSimilarInput runs the SIMILAR_TO sync of one session.
 type SyncSimilarInput struct {
-	SessionID string `json:"session_id"`
-	Iteration int    `json:"iteration"`
+	SessionID string        `json:"session_id"`
+	Iteration int           `json:"iteration"`
+	Similar   SimilarParams `json:"similar"`
+}
+
+// SimilarParams are the session's SIMILAR_TO parameters.
+type SimilarParams struct {
+	Threshold  float64 `json:"threshold"`
+	MaxPerNode int     `json:"max_per_node"`
+}
+
+// SimilarOf is the SIMILAR_TO part of a session's config.
+func SimilarOf(c config.Algebra) SimilarParams {
+	return SimilarParams{Threshold: c.SimilarThreshold, MaxPerNode: c.SimilarMaxPerNode}
 }
 
 // SyncSimilarResult counts what the sync did.
@@ -127,15 +139,21 @@ type SyncSimilarResult struct {
 // FocusInput marks the selected task ACTIVE, syncs SIMILAR_TO and expands
 // the context from the task, in one activity.
 type FocusInput struct {
-	SessionID string `json:"session_id"`
-	Iteration int    `json:"iteration"`
-	Task      string `json:"task"`
+	SessionID  string         `json:"session_id"`
+	Iteration  int            `json:"iteration"`
+	Task       string         `json:"task"`
+	Similar    SimilarParams  `json:"similar"`
+	Context    config.Context `json:"context"`
+	ChunkChars int            `json:"chunk_chars"`
 }
 
 // ExpandInput runs PPR from the selected task.
 type ExpandInput struct {
-	SessionID string `json:"session_id"`
-	Task      string `json:"task"`
+	SessionID string         `json:"session_id"`
+	Task      string         `json:"task"`
+	Context   config.Context `json:"context"`
+	// ChunkChars bounds a candidate's text at twice the session's chunk size.
+	ChunkChars int `json:"chunk_chars"`
 }
 
 // Candidate is one evidence item PPR reached, with what packing needs.
@@ -166,7 +184,8 @@ type ReasonInput struct {
 	ThinkingBudget int    `json:"thinking"`
 	MaxTokens      int    `json:"max_tokens"`
 	NoThink        bool   `json:"no_think,omitempty"`
-	Schema         bool   `json:"schema,omitempty"` // send the DIN schema as response_format
+	Schema         bool   `json:"schema,omitempty"`       // send the DIN schema as response_format
+	SchemaLoose    bool   `json:"schema_loose,omitempty"` // in llama.cpp's loose form (llm.json_schema_loose)
 }
 
 // ReasonResult is the model's answer, thinking stripped (it is logged, never
@@ -226,6 +245,8 @@ type ObserveInput struct {
 	Iteration   int    `json:"iteration"`
 	Task        string `json:"task"`
 	NewEvidence int    `json:"new_evidence"`
+	SVDK        int    `json:"svd_k"`
+	MinEvidence int    `json:"min_evidence"`
 }
 
 // Observation is the scalar part of algebra.SignalObservation.
@@ -245,7 +266,8 @@ type Observation struct {
 
 // CollectInput gathers the report's sections after the loop.
 type CollectInput struct {
-	SessionID string `json:"session_id"`
+	SessionID string          `json:"session_id"`
+	Assembly  config.Assembly `json:"assembly"`
 }
 
 // SectionInfo is one section as the workflow sees it; its text stays in the
@@ -271,8 +293,8 @@ type CollectResult struct {
 	RootResult  string        `json:"root_result,omitempty"`
 	RootRemoved int           `json:"root_removed,omitempty"`
 	RootCited   []int         `json:"root_cited,omitempty"`
-	Sections   []SectionInfo `json:"sections"`
-	Sources    []Source      `json:"sources"`
+	Sections    []SectionInfo `json:"sections"`
+	Sources     []Source      `json:"sources"`
 }
 
 // ComposeInput composes one group of sections.
@@ -283,6 +305,7 @@ type ComposeInput struct {
 	Sections     []int  `json:"sections"`
 	Part         int    `json:"part"`
 	Parts        int    `json:"parts"`
+	MaxTokens    int    `json:"max_tokens,omitempty"` // llm.compose_tokens
 }
 
 // ComposeResult is one part of the report with its citation audit.
@@ -303,7 +326,8 @@ type FinalizeInput struct {
 	SessionID string `json:"session_id"`
 	// SkipEmbeddings closes the graph without filling missing result
 	// embeddings: the embedding server stayed down past the tolerance.
-	SkipEmbeddings bool `json:"skip_embeddings,omitempty"`
+	SkipEmbeddings bool          `json:"skip_embeddings,omitempty"`
+	Similar        SimilarParams `json:"similar"`
 }
 
 // FinalizeResult counts the final graph.
@@ -355,6 +379,25 @@ type IngestInput struct {
 	Key       string `json:"key"` // the Fetch key; also the evidence idempotency key
 	Task      string `json:"task"`
 	Iteration int    `json:"iteration"`
+	// Query is the research query: chunks are pre-selected against it
+	// (and the task's description) before any is embedded.
+	Query  string       `json:"query,omitempty"`
+	Params IngestParams `json:"params"`
+}
+
+// IngestParams are the session's parameters Ingest decides with.
+type IngestParams struct {
+	ChunkChars        int `json:"chunk_chars"`
+	MaxChunksPerPage  int `json:"max_chunks_per_page"`
+	MaxChunksEmbedded int `json:"max_chunks_embedded"`
+	SVDK              int `json:"svd_k"`
+	MinEvidence       int `json:"min_evidence"`
+}
+
+// IngestParamsOf is the Ingest part of a session's config.
+func IngestParamsOf(c config.Config) IngestParams {
+	return IngestParams{ChunkChars: c.Research.ChunkChars, MaxChunksPerPage: c.Research.MaxChunksPerPage,
+		MaxChunksEmbedded: c.Research.MaxChunksEmbedded, SVDK: c.Algebra.SVDK, MinEvidence: c.Algebra.MinEvidence}
 }
 
 // IngestResult is scalars only.

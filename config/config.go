@@ -5,6 +5,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/lethe-research/lethe/algebra"
 )
 
 // Config is the resolved parameter tree. It is plain data (JSON-serializable)
@@ -92,6 +94,24 @@ type Algebra struct {
 	MaxWarpAngle       float64 `mapstructure:"max_warp_angle" json:"max_warp_angle"`
 	TaskDedupThreshold float64 `mapstructure:"task_dedup_threshold" json:"task_dedup_threshold"`
 	SimilarThreshold   float64 `mapstructure:"similar_threshold" json:"similar_threshold"`
+	SimilarMaxPerNode  int     `mapstructure:"similar_max_per_node" json:"similar_max_per_node"`
+	PlateauTol         float64 `mapstructure:"plateau_tol" json:"plateau_tol"`
+	AgentWeightGA      float64 `mapstructure:"agent_weight_ga" json:"agent_weight_ga"`
+	AgentWeightTemp    float64 `mapstructure:"agent_weight_temporal" json:"agent_weight_temporal"`
+	AgentWeightCov     float64 `mapstructure:"agent_weight_coverage" json:"agent_weight_coverage"`
+	ResearchWeightGA   float64 `mapstructure:"research_weight_ga" json:"research_weight_ga"`
+	ResearchWeightTemp float64 `mapstructure:"research_weight_temporal" json:"research_weight_temporal"`
+	ResearchWeightCov  float64 `mapstructure:"research_weight_coverage" json:"research_weight_coverage"`
+}
+
+// AgentWeights are the agent loop's convergence weights.
+func (a Algebra) AgentWeights() algebra.ConvergenceWeights {
+	return algebra.ConvergenceWeights{GA: a.AgentWeightGA, Temporal: a.AgentWeightTemp, Coverage: a.AgentWeightCov}
+}
+
+// ResearchWeights are the research loop's convergence weights.
+func (a Algebra) ResearchWeights() algebra.ConvergenceWeights {
+	return algebra.ConvergenceWeights{GA: a.ResearchWeightGA, Temporal: a.ResearchWeightTemp, Coverage: a.ResearchWeightCov}
 }
 
 type Context struct {
@@ -109,6 +129,7 @@ type Research struct {
 	SearxngURL          string        `mapstructure:"searxng_url" json:"searxng_url"`
 	QueryDedupThreshold float64       `mapstructure:"query_dedup_threshold" json:"query_dedup_threshold"`
 	PsiThreshold        float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
+	MinBatches          int           `mapstructure:"min_batches" json:"min_batches"`
 	DiscoverLimit       int           `mapstructure:"discover_limit" json:"discover_limit"`
 	BatchSize           int           `mapstructure:"batch_size" json:"batch_size"`
 	MaxPages            int           `mapstructure:"max_pages" json:"max_pages"`

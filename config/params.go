@@ -81,6 +81,14 @@ var params = []Param{
 	p("algebra.max_warp_angle", Float, 0.5, 0, 1.5707963, "geodesic warp angle at full pressure, radians"),
 	p("algebra.task_dedup_threshold", Float, 0.95, 0.5, 1, "semantic_dedup_threshold: a new task this close maps onto an existing one"),
 	p("algebra.similar_threshold", Float, 0.85, 0.3, 1, "cosine above which evidence gets a SIMILAR_TO edge"),
+	p("algebra.similar_max_per_node", Int, 8, 0, 1000, "SIMILAR_TO degree cap per evidence item, strongest edges kept (0 = none): bounds PPR fan-out"),
+	p("algebra.plateau_tol", Float, 0.05, 0.0001, 1, "convergence change below which the score counts as a plateau (seed 003 plateau indicator)"),
+	p("algebra.agent_weight_ga", Float, 0.40, 0, 1, "agent convergence weight of goal alignment: is the evidence about the goal"),
+	p("algebra.agent_weight_temporal", Float, 0.35, 0, 1, "agent convergence weight of state stability: has the focus settled"),
+	p("algebra.agent_weight_coverage", Float, 0.25, 0, 1, "agent convergence weight of SVD coverage, noisy while the evidence matrix is small"),
+	p("algebra.research_weight_ga", Float, 0.30, 0, 1, "research convergence weight of goal alignment"),
+	p("algebra.research_weight_temporal", Float, 0.50, 0, 1, "research convergence weight of information-gain saturation, its primary stopping signal"),
+	p("algebra.research_weight_coverage", Float, 0.20, 0, 1, "research convergence weight of coverage"),
 
 	// context composition (DESIGN.md §6)
 	p("context.token_budget", Int, 6000, 256, 1000000, "tokens of packed context in one DIN-Read"),
@@ -96,6 +104,7 @@ var params = []Param{
 	p("research.searxng_url", String, "", 0, 0, "SearXNG base URL; empty disables web search"),
 	p("research.query_dedup_threshold", Float, 0.92, 0.5, 1, "a query this close to an earlier one of the same task is skipped"),
 	p("research.psi_threshold", Float, 0.70, 0.01, 1, "research loop terminates when its psi exceeds this"),
+	p("research.min_batches", Int, 1, 1, 100, "research psi's readiness gate: no convergence stop before this many batches"),
 	p("research.discover_limit", Int, 10, 1, 100, "URLs asked from a provider per query"),
 	p("research.batch_size", Int, 3, 1, 32, "pages fetched per Fetch activity"),
 	p("research.max_pages", Int, 12, 1, 1000, "pages per research run"),

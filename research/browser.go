@@ -2,24 +2,30 @@ package research
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
+	"mime"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -62,6 +68,12 @@ type BrowserConfig struct {
 	// OnRefused, if set, is called for every request of a page that the
 	// policy refused (page, redirect hop or subresource).
 	OnRefused func(url string, err error)
+	// Limits bound the title, URLs and text of every page (zero fields:
+	// defaults).
+	Limits Limits
+	// ProxyIdleTimeout closes an egress-proxy tunnel after this long without
+	// traffic either way. Default 1 min.
+	ProxyIdleTimeout time.Duration
 }
 
 // Browser fetches pages with headless Chromium through chromedp. One
@@ -88,10 +100,10 @@ type Browser struct {
 	closed bool
 }
 
-// The Chromium flags the issue names, plus the ones a server needs.
-var browserFlags = map[string]any{
+// The Chromium flags the issue names, plus the ones a server needs
+// (--no-sandbox is added by browserFlags only for root).
+var baseBrowserFlags = map[string]any{
 	"headless":                               true,
-	"no-sandbox":                             true,
 	"disable-gpu":                            true,
 	"disable-background-networking":          true,
 	"disable-component-update":               true,
@@ -117,13 +129,25 @@ var browserFlags = map[string]any{
 	"autoplay-policy":                        "no-user-gesture-required",
 }
 
-// BrowserFlags returns the Chromium command-line flags the fetcher uses
-// (without the proxy flags, which depend on the running proxy).
-func BrowserFlags() map[string]any {
-	out := make(map[string]any, len(browserFlags))
-	for k, v := range browserFlags {
+// BrowserFlags returns the Chromium command-line flags the fetcher uses in
+// this process (without the proxy flags, which depend on the running
+// proxy).
+func BrowserFlags() map[string]any { return browserFlags(os.Geteuid()) }
+
+// browserFlags returns the flags for a process running as euid. The
+// sandbox stays on except for root: Chromium refuses to start as root with
+// its sandbox (it cannot drop privileges it should not have), so a root
+// worker (a developer's container, CI) must pass --no-sandbox, while the
+// Docker image runs as an unprivileged user where the sandbox works and is
+// the layer that contains a compromised renderer.
+func browserFlags(euid int) map[string]any {
+	out := make(map[string]any, len(baseBrowserFlags)+1)
+	for k, v := range baseBrowserFlags {
 		out[k] = v
 	}
+	// Set either way: chromedp adds --no-sandbox by itself for a root real
+	// uid unless the flag is given.
+	out["no-sandbox"] = euid == 0
 	return out
 }
 
@@ -184,6 +208,7 @@ func NewBrowser(cfg BrowserConfig) (*Browser, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	return &Browser{cfg: cfg, policy: cfg.HTTP.Policy()}, nil
 }
 
@@ -227,34 +252,79 @@ func (b *Browser) start() (context.Context, error) {
 	}
 	b.stopLocked()
 	if b.proxy == nil && !b.cfg.NoProxy {
-		px, err := StartEgressProxy(b.policy, nil)
+		px, err := StartEgressProxy(EgressConfig{Policy: b.policy, IdleTimeout: b.cfg.ProxyIdleTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("%w: egress proxy: %w", ErrBrowserStart, err)
 		}
 		b.proxy = px
 	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(b.cfg.ExecPath), chromedp.UserAgent(b.cfg.UserAgent), chromedp.WindowSize(1280, 1024)}
-	for k, v := range browserFlags {
+	// The profile is a directory of ours, removed (with the singleton
+	// socket directory it links to) when this Chromium is stopped.
+	dir, err := os.MkdirTemp("", "lethe-chromium-*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: profile directory: %w", ErrBrowserStart, err)
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), b.allocatorOptions(dir)...)
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}), chromedp.WithLogf(func(string, ...any) {}))
+	// acancel waits for the process to exit, so the directory is unused.
+	stop := func() { bcancel(); acancel(); removeProfile(dir) }
+	// The first Do binds the browser's life to its context, so it gets
+	// bctx itself; a timer bounds the start.
+	timer := time.AfterFunc(60*time.Second, bcancel)
+	err = chromedp.Do(bctx)
+	timer.Stop()
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("%w: start %s: %w", ErrBrowserStart, b.cfg.ExecPath, err)
+	}
+	b.bctx = bctx
+	b.cancel = stop
+	return bctx, nil
+}
+
+func (b *Browser) allocatorOptions(dir string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(b.cfg.ExecPath), chromedp.UserAgent(b.cfg.UserAgent), chromedp.WindowSize(1280, 1024),
+		chromedp.UserDataDir(dir),
+	}
+	for k, v := range browserFlags(os.Geteuid()) {
 		opts = append(opts, chromedp.Flag(k, v))
 	}
 	if b.proxy != nil {
 		opts = append(opts, chromedp.Flag("proxy-server", "http://"+b.proxy.Addr()), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
 	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}), chromedp.WithLogf(func(string, ...any) {}))
-	// The first Do binds the browser's life to its context, so it gets
-	// bctx itself; a timer bounds the start.
-	timer := time.AfterFunc(60*time.Second, bcancel)
-	err := chromedp.Do(bctx)
-	timer.Stop()
-	if err != nil {
-		bcancel()
-		acancel()
-		return nil, fmt.Errorf("%w: start %s: %w", ErrBrowserStart, b.cfg.ExecPath, err)
+	return opts
+}
+
+// removeProfile removes a stopped Chromium's profile directory and the
+// directory of its singleton socket. Chromium creates that one in TMPDIR
+// (as org.chromium.Chromium.XXXXXX, linked from the profile's
+// SingletonSocket) and leaves it behind when it is killed, which is how
+// chromedp stops it. (TMPDIR cannot simply point into the profile: a
+// socket path is limited to 108 bytes.) Only the singleton files are
+// removed there, and the directory only if that empties it.
+func removeProfile(dir string) {
+	if target, err := os.Readlink(filepath.Join(dir, "SingletonSocket")); err == nil && filepath.IsAbs(target) {
+		sock := filepath.Dir(target)
+		for _, name := range []string{"SingletonSocket", "SingletonCookie"} {
+			os.Remove(filepath.Join(sock, name))
+		}
+		os.Remove(sock)
 	}
-	b.bctx = bctx
-	b.cancel = func() { bcancel(); acancel() }
-	return bctx, nil
+	removeAllRetry(dir)
+}
+
+// removeAllRetry removes dir, retrying for a moment: Chromium's helper
+// processes can outlive the main process briefly and write into it.
+func removeAllRetry(dir string) {
+	for i := 0; i < 20; i++ {
+		if err := os.RemoveAll(dir); err == nil {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (b *Browser) aliveLocked() bool {
@@ -406,6 +476,7 @@ type pageState struct {
 	mainFrame cdp.FrameID
 	notify    chan struct{}
 	maxBytes  int64
+	maxURL    int
 
 	inflight  map[network.RequestID]bool
 	lastNet   time.Time
@@ -429,9 +500,13 @@ type mediaSeen struct {
 	size int64
 }
 
-func newPageState(maxBytes int64) *pageState {
+// maxMediaSeen bounds the media responses a page state follows: a script
+// can start any number of them.
+const maxMediaSeen = 64
+
+func newPageState(maxBytes int64, maxURL int) *pageState {
 	return &pageState{
-		notify: make(chan struct{}, 1), maxBytes: maxBytes, lastNet: time.Now(),
+		notify: make(chan struct{}, 1), maxBytes: maxBytes, maxURL: maxURL, lastNet: time.Now(),
 		inflight: map[network.RequestID]bool{}, media: map[string]*mediaSeen{}, mediaReq: map[network.RequestID]string{},
 	}
 }
@@ -465,15 +540,7 @@ func (s *pageState) onEvent(ev any) {
 			s.mainURL, s.mainMime, s.status = r.URL, r.MimeType, r.Status
 		}
 		if e.Type == network.ResourceTypeMedia || strings.HasPrefix(r.MimeType, "audio/") || strings.HasPrefix(r.MimeType, "video/") {
-			u := stripFragment(r.URL)
-			m := s.media[u]
-			if m == nil {
-				m = &mediaSeen{url: u}
-				s.media[u] = m
-			}
-			m.mime = r.MimeType
-			m.size = max(m.size, responseSize(r))
-			s.mediaReq[e.RequestID] = u
+			s.noteMedia(e.RequestID, r.URL, r.MimeType, responseSize(r))
 		}
 	case *network.EventDataReceived:
 		s.lastNet = now
@@ -489,10 +556,12 @@ func (s *pageState) onEvent(ev any) {
 		s.lastNet = now
 		if u, ok := s.mediaReq[e.RequestID]; ok {
 			s.media[u].size = max(s.media[u].size, int64(e.EncodedBodyLength), int64(e.EncodedDataLength))
+			delete(s.mediaReq, e.RequestID)
 		}
 		s.poke()
 	case *network.EventLoadingFailed:
 		delete(s.inflight, e.RequestID)
+		delete(s.mediaReq, e.RequestID)
 		s.lastNet = now
 		s.poke()
 	case *page.EventDomContentEventFired:
@@ -505,25 +574,53 @@ func (s *pageState) onEvent(ev any) {
 	}
 }
 
+// noteMedia records a media response (s.mu held); id is its network
+// request, "" when it is not followed further. URLs over the URL cap and
+// media past the first maxMediaSeen are not recorded.
+func (s *pageState) noteMedia(id network.RequestID, rawURL, mime string, size int64) {
+	u := stripFragment(rawURL)
+	if len(u) > s.maxURL {
+		return
+	}
+	m := s.media[u]
+	if m == nil {
+		if len(s.media) >= maxMediaSeen {
+			return
+		}
+		m = &mediaSeen{url: u}
+		s.media[u] = m
+	}
+	m.mime = truncateUTF8(mime, 128)
+	m.size = max(m.size, size)
+	if id != "" {
+		s.mediaReq[id] = u
+	}
+}
+
 // responseSize is the full size of a (possibly ranged) response from its
 // headers: the total of Content-Range, else Content-Length of a 200.
 func responseSize(r *network.Response) int64 {
-	var cl, total int64
-	for k, v := range r.Headers {
-		s, _ := v.(string)
-		switch strings.ToLower(k) {
-		case "content-range":
-			if i := strings.LastIndexByte(s, '/'); i >= 0 {
-				total, _ = strconv.ParseInt(strings.TrimSpace(s[i+1:]), 10, 64)
+	return headerSize(r.Status, func(name string) string {
+		for k, v := range r.Headers {
+			if s, ok := v.(string); ok && strings.EqualFold(k, name) {
+				return s
 			}
-		case "content-length":
-			cl, _ = strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		}
+		return ""
+	})
+}
+
+// headerSize is responseSize from a status and a header lookup.
+func headerSize(status int64, header func(string) string) int64 {
+	if s := header("Content-Range"); s != "" {
+		if i := strings.LastIndexByte(s, '/'); i >= 0 {
+			if total, _ := strconv.ParseInt(strings.TrimSpace(s[i+1:]), 10, 64); total > 0 {
+				return total
+			}
 		}
 	}
-	if total > 0 {
-		return total
-	}
-	if r.Status == 200 {
+	if status == 200 {
+		cl, _ := strconv.ParseInt(strings.TrimSpace(header("Content-Length")), 10, 64)
 		return cl
 	}
 	return 0
@@ -552,6 +649,14 @@ func (b *Browser) guard(ctx context.Context, paused iter.Seq2[fetch.EventRequest
 			return
 		}
 		go func() {
+			if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" { // response stage
+				if ev.ResourceType == network.ResourceTypeDocument {
+					b.holdDocument(ctx, ev, st)
+				} else {
+					b.holdMedia(ctx, ev, st)
+				}
+				return
+			}
 			u := ev.Request.URL + ev.Request.URLFragment
 			err := b.policy.Check(ctx, u, nil)
 			if err != nil && (strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:")) {
@@ -574,41 +679,120 @@ func (b *Browser) guard(ctx context.Context, paused iter.Seq2[fetch.EventRequest
 	}
 }
 
+// holdMedia answers a media response paused at the response stage: its
+// URL, type and size are noted for capture, and the response is failed,
+// so Chromium never plays media. Why: a player fetches whatever the media
+// points at (an HLS playlist's segments, a live stream that never ends),
+// while capture downloads the file itself anyway, by a policy-checked GET
+// under the media size cap.
+func (b *Browser) holdMedia(ctx context.Context, ev fetch.EventRequestPaused, st *pageState) {
+	if ev.ResponseStatusCode >= 200 && ev.ResponseStatusCode < 300 {
+		header := pausedHeader(ev)
+		st.mu.Lock()
+		st.noteMedia("", ev.Request.URL, header("Content-Type"), headerSize(ev.ResponseStatusCode, header))
+		st.mu.Unlock()
+	}
+	chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonAborted})
+}
+
+// holdDocument answers a document response paused at the response stage.
+// HTML, text and everything else Chromium shows as a page go on; a PDF,
+// audio or video, or a streaming manifest (HLS, DASH) is failed before
+// Chromium renders it: its media document would play a playlist and fetch
+// the segments it names. The main frame's response is noted so navigate
+// reads it by direct HTTP; a sub-frame's media is noted for capture.
+func (b *Browser) holdDocument(ctx context.Context, ev fetch.EventRequestPaused, st *pageState) {
+	header := pausedHeader(ev)
+	ct := header("Content-Type")
+	kind := ContentKind(ct, ev.Request.URL)
+	if kind != "pdf" && kind != "media" && !isManifestType(ct) {
+		chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		return
+	}
+	st.mu.Lock()
+	switch {
+	case ev.FrameID == st.mainFrame:
+		st.mainURL, st.mainMime, st.status = ev.Request.URL, truncateUTF8(ct, 256), ev.ResponseStatusCode
+	case kind == "media" && ev.ResponseStatusCode < 300:
+		st.noteMedia("", ev.Request.URL, ct, headerSize(ev.ResponseStatusCode, header))
+	}
+	st.mu.Unlock()
+	chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonAborted})
+}
+
+// pausedHeader looks up a response header of a paused request.
+func pausedHeader(ev fetch.EventRequestPaused) func(string) string {
+	return func(name string) string {
+		for _, h := range ev.ResponseHeaders {
+			if strings.EqualFold(h.Name, name) {
+				return h.Value
+			}
+		}
+		return ""
+	}
+}
+
+// isManifestType reports a streaming manifest type (HLS, DASH): a player
+// given one fetches the segments it lists.
+func isManifestType(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch strings.ToLower(mt) {
+	case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl",
+		"application/dash+xml", "video/vnd.mpeg.dash.mpd":
+		return true
+	}
+	return false
+}
+
 func (b *Browser) page(ctx context.Context, runCtx context.Context, raw string) (Document, error) {
-	st := newPageState(b.cfg.MaxPageBytes)
+	st := newPageState(b.cfg.MaxPageBytes, b.cfg.Limits.MaxURLBytes)
 	tabCtx, cancelTab := chromedp.NewContext(runCtx, chromedp.WithListener(st.onEvent))
 	defer cancelTab()
 	stop := context.AfterFunc(ctx, cancelTab)
 	defer stop()
+	if err := b.openTab(ctx, tabCtx, st); err != nil {
+		return Document{}, err
+	}
+	pctx, cancel := context.WithTimeout(tabCtx, b.cfg.PageTimeout)
+	defer cancel()
+	if doc, done, err := b.navigate(ctx, pctx, raw, st); done {
+		return doc, err
+	}
+	timedOut := b.settle(pctx, st)
+	if err := ctx.Err(); err != nil {
+		return Document{}, err
+	}
+	return b.extract(ctx, tabCtx, raw, st, timedOut)
+}
+
+// openTab starts the tab and its request interception (every request is
+// paused and checked by guard).
+func (b *Browser) openTab(ctx, tabCtx context.Context, st *pageState) error {
 	if err := chromedp.Do(tabCtx); err != nil {
-		return Document{}, b.ctxErr(ctx, fmt.Errorf("research: open tab: %w", err))
+		return b.ctxErr(ctx, fmt.Errorf("research: open tab: %w", err))
 	}
 	st.mu.Lock()
 	st.mainFrame = cdp.FrameID(chromedp.FromContext(tabCtx).Target.TargetID)
 	st.mu.Unlock()
-
 	go b.guard(tabCtx, chromedp.Events(tabCtx, fetch.RequestPaused), st)
-	if _, err := chromedp.Call(tabCtx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
-		return Document{}, b.ctxErr(ctx, fmt.Errorf("research: request interception: %w", err))
+	patterns := []*fetch.RequestPattern{
+		{URLPattern: "*"}, // every request, for the policy
+		{URLPattern: "*", ResourceType: network.ResourceTypeMedia, RequestStage: fetch.RequestStageResponse},    // holdMedia
+		{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageResponse}, // holdDocument
 	}
+	if _, err := chromedp.Call(tabCtx, fetch.Enable, fetch.EnableParams{Patterns: patterns}); err != nil {
+		return b.ctxErr(ctx, fmt.Errorf("research: request interception: %w", err))
+	}
+	return nil
+}
 
-	pctx, cancel := context.WithTimeout(tabCtx, b.cfg.PageTimeout)
-	defer cancel()
+// navigate loads raw in the tab. done means the page is finished with:
+// refused, failed, or a PDF, media file or download read by direct HTTP.
+func (b *Browser) navigate(ctx, pctx context.Context, raw string, st *pageState) (doc Document, done bool, err error) {
 	nav, err := chromedp.Call(pctx, page.Navigate, page.NavigateParams{URL: raw})
 	if err == nil && nav.ErrorText != "" {
-		switch {
-		case strings.Contains(nav.ErrorText, "ERR_UNSAFE_REDIRECT"):
-			// Chromium refuses redirects to file:, data: and the like
-			// itself, before interception sees them.
-			return Document{}, refused(raw, "redirect to a scheme other than http(s)")
-		case strings.Contains(nav.ErrorText, "ERR_BLOCKED_BY_CLIENT"):
-			st.mu.Lock()
-			r := st.refused
-			st.mu.Unlock()
-			if r == nil {
-				r = refused(raw, "blocked by the URL policy")
-			}
-			return Document{}, r
+		if rerr := navRefusal(raw, nav.ErrorText, st); rerr != nil {
+			return Document{}, true, rerr
 		}
 		err = fmt.Errorf("navigation failed: %s", nav.ErrorText)
 	}
@@ -616,27 +800,49 @@ func (b *Browser) page(ctx context.Context, runCtx context.Context, raw string) 
 	refusedErr, mainMime, mainURL := st.refused, st.mainMime, st.mainURL
 	st.mu.Unlock()
 	if refusedErr != nil {
-		return Document{}, refusedErr
+		return Document{}, true, refusedErr
 	}
 	if kind := ContentKind(mainMime, mainURL); kind == "pdf" || kind == "media" || (err == nil && nav.IsDownload) || (err != nil && kind != "" && kind != "html" && kind != "text") {
 		// PDFs and media (and other downloads) by direct HTTP, from the
 		// URL the browser ended at.
 		target := raw
-		if mainURL != "" {
+		if mainURL != "" && b.cfg.Limits.URLOK(mainURL) {
 			target = mainURL
 		}
-		return b.cfg.HTTP.Fetch(ctx, target)
+		doc, err := b.cfg.HTTP.Fetch(ctx, target)
+		return doc, true, err
 	}
 	if err != nil {
 		if pctx.Err() != nil && ctx.Err() == nil {
-			return Document{}, fmt.Errorf("research: %s: timed out after %s before the page answered", raw, b.cfg.PageTimeout)
+			return Document{}, true, fmt.Errorf("research: %s: timed out after %s before the page answered", raw, b.cfg.PageTimeout)
 		}
-		return Document{}, b.ctxErr(ctx, fmt.Errorf("research: %s: %w", raw, err))
+		return Document{}, true, b.ctxErr(ctx, fmt.Errorf("research: %s: %w", raw, err))
 	}
+	return Document{}, false, nil
+}
 
-	// Wait for load + network quiet (or the size cap), within the page
-	// timeout.
-	timedOut := false
+// navRefusal turns a navigation error that is a refusal into its error.
+func navRefusal(raw, errorText string, st *pageState) error {
+	switch {
+	case strings.Contains(errorText, "ERR_UNSAFE_REDIRECT"):
+		// Chromium refuses redirects to file:, data: and the like itself,
+		// before interception sees them.
+		return refused(raw, "redirect to a scheme other than http(s)")
+	case strings.Contains(errorText, "ERR_BLOCKED_BY_CLIENT"):
+		st.mu.Lock()
+		r := st.refused
+		st.mu.Unlock()
+		if r == nil {
+			r = refused(raw, "blocked by the URL policy")
+		}
+		return r
+	}
+	return nil
+}
+
+// settle waits for load + network quiet (or the size cap) within the page
+// timeout, and reports whether the timeout hit.
+func (b *Browser) settle(pctx context.Context, st *pageState) (timedOut bool) {
 	for !st.settled(b.cfg.Idle, b.cfg.MaxSettle) {
 		t := time.NewTimer(50 * time.Millisecond)
 		select {
@@ -646,24 +852,24 @@ func (b *Browser) page(ctx context.Context, runCtx context.Context, raw string) 
 		}
 		t.Stop()
 		if pctx.Err() != nil {
-			timedOut = true
-			break
+			return true
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return Document{}, err
-	}
+	return false
+}
+
+// extract reads the rendered page as it stands (bounded, see readDOM) and
+// extracts it; then captures its media.
+func (b *Browser) extract(ctx, tabCtx context.Context, raw string, st *pageState, timedOut bool) (Document, error) {
 	st.mu.Lock()
-	dcl, tooBig, status, mainURL, refusedErr := st.dcl, st.tooBig, st.status, st.mainURL, st.refused
-	mainBytes := st.mainBytes
+	dcl, tooBig, status, mainURL, refusedErr, mainBytes, frame := st.dcl, st.tooBig, st.status, st.mainURL, st.refused, st.mainBytes, st.mainFrame
 	st.mu.Unlock()
-	if refusedErr != nil {
+	switch {
+	case refusedErr != nil:
 		return Document{}, refusedErr
-	}
-	if status >= 400 {
+	case status >= 400:
 		return Document{}, &HTTPStatusError{URL: raw, Status: int(status)}
-	}
-	if timedOut && !dcl {
+	case timedOut && !dcl:
 		return Document{}, fmt.Errorf("research: %s: timed out after %s while loading", raw, b.cfg.PageTimeout)
 	}
 	// Extract from a short context of its own: the page context may have
@@ -674,29 +880,98 @@ func (b *Browser) page(ctx context.Context, runCtx context.Context, raw string) 
 	if timedOut || tooBig {
 		chromedp.Call(ectx, page.StopLoading, cdp.Empty{})
 	}
-	html, err := chromedp.Run(ectx, chromedp.Evaluate[string](`document.documentElement ? document.documentElement.outerHTML : ""`))
+	snap, err := b.readDOM(ectx, frame)
 	if err != nil {
 		return Document{}, b.ctxErr(ctx, fmt.Errorf("research: %s: read DOM: %w", raw, err))
 	}
-	if loc, err := chromedp.Run(ectx, chromedp.Location()); err == nil && loc != "" && loc != "about:blank" {
-		mainURL = loc
+	if snap.URL != "" && snap.URL != "about:blank" {
+		mainURL = snap.URL
 	}
-	if mainURL == "" {
+	if mainURL == "" || !b.cfg.Limits.URLOK(mainURL) {
 		mainURL = raw
 	}
-	if int64(len(html)) > b.cfg.MaxPageBytes {
-		html = truncateUTF8(html, int(b.cfg.MaxPageBytes))
-	}
-	doc, err := ExtractHTML(strings.NewReader(html), mainURL)
+	doc, err := b.cfg.Limits.ExtractHTML(strings.NewReader(snap.HTML), mainURL)
 	if err != nil {
 		return Document{}, err
 	}
-	doc.Bytes = int(max(mainBytes, int64(len(html))))
-	if timedOut || tooBig {
-		b.cfg.Logf("browser: %s: read partially (timed out %v, over size cap %v)", raw, timedOut, tooBig)
+	doc.Bytes = int(max(mainBytes, int64(len(snap.HTML))))
+	doc.Truncated = doc.Truncated || snap.Cut || tooBig
+	if timedOut || tooBig || snap.Cut {
+		b.cfg.Logf("browser: %s: read partially (timed out %v, over size cap %v, DOM cut %v)", raw, timedOut, tooBig, snap.Cut)
 	}
 	doc.Media = b.captureMedia(ctx, st)
-	return doc, nil
+	return b.cfg.Limits.Document(doc, raw), nil
+}
+
+// domSnapshot is the rendered page as readDOM returns it.
+type domSnapshot struct {
+	HTML string // at most MaxPageBytes of UTF-8
+	URL  string // the document's URL; "" when over the URL cap
+	Cut  bool   // the DOM serialisation was longer than MaxPageBytes
+}
+
+// domSnapshotJS serialises the DOM inside the page and cuts it there, so a
+// DOM of 50 MB built by script never crosses the DevTools pipe: at most
+// maxBytes of UTF-8 (cut at a character boundary), sent as base64 (ASCII:
+// no JSON escaping can inflate it; 4/3 of maxBytes on the wire) with the
+// document URL if it is within maxURL bytes.
+func domSnapshotJS(maxBytes int64, maxURL int) string {
+	return fmt.Sprintf(`(() => {
+  const max = %d, maxURL = %d;
+  const el = document.documentElement;
+  let s = el ? el.outerHTML : "";
+  const cut0 = s.length > max;
+  if (cut0) s = s.slice(0, max); // each UTF-16 unit is at least one UTF-8 byte
+  const all = new TextEncoder().encode(s);
+  let n = all.length;
+  if (n > max) {
+    n = max;
+    while (n > 0 && (all[n] & 0xc0) === 0x80) n--; // not inside a character
+  }
+  const b = all.subarray(0, n);
+  let bin = "";
+  for (let i = 0; i < b.length; i += 0x8000) bin += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+  const u = String(location.href);
+  return {h: btoa(bin), u: u.length <= maxURL ? u : "", c: cut0 || n < all.length};
+})()`, maxBytes, maxURL)
+}
+
+// readDOM serialises the page in an isolated world: the page's own
+// scripts share the DOM but not the JavaScript globals there, so a page
+// that replaces String.prototype.slice, TextEncoder or the outerHTML getter
+// cannot defeat the cut.
+func (b *Browser) readDOM(ctx context.Context, frame cdp.FrameID) (domSnapshot, error) {
+	world, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: "lethe-extract"})
+	if err != nil {
+		return domSnapshot{}, fmt.Errorf("isolated world: %w", err)
+	}
+	byValue := true
+	r, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: domSnapshotJS(b.cfg.MaxPageBytes, b.cfg.Limits.MaxURLBytes), ContextID: world.ExecutionContextID, ReturnByValue: &byValue,
+	})
+	if err != nil {
+		return domSnapshot{}, err
+	}
+	if r.ExceptionDetails != nil {
+		return domSnapshot{}, fmt.Errorf("serialise: %s", r.ExceptionDetails.Text)
+	}
+	var v struct {
+		H string `json:"h"`
+		U string `json:"u"`
+		C bool   `json:"c"`
+	}
+	if r.Result == nil || json.Unmarshal(r.Result.Value, &v) != nil {
+		return domSnapshot{}, errors.New("serialise: unexpected result")
+	}
+	html, err := base64.StdEncoding.DecodeString(v.H)
+	if err != nil {
+		return domSnapshot{}, fmt.Errorf("serialise: %w", err)
+	}
+	snap := domSnapshot{HTML: truncateUTF8(string(html), int(b.cfg.MaxPageBytes)), URL: v.U, Cut: v.C}
+	if !b.cfg.Limits.URLOK(snap.URL) {
+		snap.URL = ""
+	}
+	return snap, nil
 }
 
 // captureMedia downloads the media responses the page made that are over
@@ -742,14 +1017,4 @@ func (b *Browser) ctxErr(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	return err
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -67,6 +67,9 @@ type CorpusConfig struct {
 	// Workers extracting files in parallel while indexing. Default:
 	// GOMAXPROCS, at most 8.
 	Workers int
+	// Limits bound the title, URL and text of every document, whatever
+	// its extractor (zero fields: defaults).
+	Limits Limits
 }
 
 // IndexStats describes the corpus index after its last (re)build.
@@ -92,6 +95,7 @@ type Corpus struct {
 	maxMedia int64
 	recheck  time.Duration
 	workers  int
+	limits   Limits
 	now      func() time.Time
 
 	mu        sync.Mutex
@@ -140,7 +144,8 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 	if cfg.RecheckInterval < 0 {
 		return nil, fmt.Errorf("research: corpus recheck interval %s is negative", cfg.RecheckInterval)
 	}
-	all := DefaultExtractors()
+	lim := cfg.Limits.withDefaults()
+	all := lim.Extractors()
 	for ext, fn := range cfg.Extractors {
 		all[normExt(ext)] = fn
 	}
@@ -167,6 +172,7 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		maxMedia: cfg.MaxMediaBytes,
 		recheck:  cfg.RecheckInterval,
 		workers:  cfg.Workers,
+		limits:   lim,
 		now:      time.Now,
 		entries:  map[string]*fileEntry{},
 	}
@@ -234,7 +240,7 @@ func (c *Corpus) Search(ctx context.Context, query string, limit int) ([]Hit, er
 			Provider: CorpusProviderName,
 		})
 	}
-	return hits, nil
+	return c.limits.Hits(hits), nil
 }
 
 // Refresh brings the index up to date now (whatever RecheckInterval says)
@@ -526,7 +532,7 @@ func (c *Corpus) read(root *os.Root, rel string) (Document, error) {
 		base := path.Base(rel)
 		doc.Title = strings.TrimSuffix(base, path.Ext(base))
 	}
-	return doc, nil
+	return c.limits.Document(doc, u), nil
 }
 
 // Open reads a corpus:///<path> URL. It refuses other schemes, hosts,

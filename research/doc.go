@@ -25,5 +25,10 @@
 //   - RankCandidates / NormalizeURL (the WebResearch workflow): pure,
 //     deterministic ordering of the URL queue by goal cosine.
 //   - QueryKey / IsDuplicateQuery (the query-dedup activity).
-//   - URLPolicy (every fetcher): scheme and address checks against SSRF.
+//   - URLPolicy (every fetcher): scheme, length and address checks against
+//     SSRF (addrClass: IANA's special-purpose registries).
+//   - Limits (every extractor, fetcher and provider, and Ingest again):
+//     bounds on what a page controls — title, URL, text; child processes
+//     (pdftotext, ffmpeg) run capped (runChild); SelectChunks bounds what
+//     Ingest embeds per page.
 package research

@@ -33,8 +33,18 @@ import (
 //     links to the page itself, deduplicated in document order. With an
 //     empty baseURL only absolute links are kept.
 //
-// The input is assumed to be UTF-8 (invalid bytes are replaced).
+// The input is assumed to be UTF-8 (invalid bytes are replaced). Title,
+// text and links are bounded by DefaultLimits (Limits.ExtractHTML for
+// others).
 func ExtractHTML(r io.Reader, baseURL string) (Document, error) {
+	return DefaultLimits().ExtractHTML(r, baseURL)
+}
+
+// ExtractHTML is ExtractHTML bounded by l: the title is cut to
+// MaxTitleChars (only a bounded prefix of a huge <title> is read), links
+// over MaxURLBytes are dropped, the text is cut to MaxTextBytes.
+func (l Limits) ExtractHTML(r io.Reader, baseURL string) (Document, error) {
+	l = l.withDefaults()
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return Document{}, fmt.Errorf("research: read HTML %s: %w", baseURL, err)
@@ -48,18 +58,8 @@ func ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 		return doc, fmt.Errorf("research: parse HTML %s: %w", baseURL, err)
 	}
 
-	base := parseBase(baseURL)
-	if b := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Base && attr(n, "href") != "" }); b != nil {
-		if u, err := url.Parse(strings.TrimSpace(attr(b, "href"))); err == nil {
-			if base != nil {
-				base = base.ResolveReference(u)
-			} else if u.IsAbs() {
-				base = u
-			}
-		}
-	}
-
-	doc.Title = htmlTitle(root)
+	base := htmlBase(root, baseURL)
+	doc.Title = htmlTitle(root, l)
 
 	body := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Body })
 	if body == nil {
@@ -75,7 +75,7 @@ func ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 	}
 
 	newEx := func() *htmlExtractor {
-		return &htmlExtractor{links: linkCollector{base: base, self: stripFragment(baseURL), seen: map[string]bool{}}}
+		return &htmlExtractor{links: linkCollector{base: base, self: stripFragment(baseURL), seen: map[string]bool{}, maxURL: l.MaxURLBytes}}
 	}
 	ex := newEx()
 	if len(roots) > 0 {
@@ -95,24 +95,43 @@ func ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 	doc.Links = ex.links.links
 	if doc.Title == "" {
 		if h := findFirst(body, func(n *html.Node) bool { return n.DataAtom == atom.H1 }); h != nil {
-			doc.Title = collapseSpace(textContent(h))
+			doc.Title = l.Title(boundedText(h, titleScanBytes(l)))
 		}
 	}
-	return doc, nil
+	return l.Document(doc, baseURL), nil
 }
 
-func htmlTitle(root *html.Node) string {
+// htmlBase is the base URL of links: <base href> resolved against baseURL.
+func htmlBase(root *html.Node, baseURL string) *url.URL {
+	base := parseBase(baseURL)
+	if b := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Base && attr(n, "href") != "" }); b != nil {
+		if u, err := url.Parse(strings.TrimSpace(attr(b, "href"))); err == nil {
+			if base != nil {
+				base = base.ResolveReference(u)
+			} else if u.IsAbs() {
+				base = u
+			}
+		}
+	}
+	return base
+}
+
+// titleScanBytes is how much of a title element's text is looked at: enough
+// for MaxTitleChars runes after whitespace collapsing.
+func titleScanBytes(l Limits) int { return 8*l.MaxTitleChars + 64 }
+
+func htmlTitle(root *html.Node, l Limits) string {
 	if t := findFirst(root, func(n *html.Node) bool {
 		return n.DataAtom == atom.Title && !isInside(n, atom.Svg)
 	}); t != nil {
-		if s := collapseSpace(textContent(t)); s != "" {
+		if s := l.Title(boundedText(t, titleScanBytes(l))); s != "" {
 			return s
 		}
 	}
 	if m := findFirst(root, func(n *html.Node) bool {
 		return n.DataAtom == atom.Meta && strings.EqualFold(attr(n, "property"), "og:title")
 	}); m != nil {
-		return collapseSpace(attr(m, "content"))
+		return l.Title(attr(m, "content"))
 	}
 	return ""
 }
@@ -281,6 +300,31 @@ func isInside(n *html.Node, a atom.Atom) bool {
 
 func isInsideContent(n *html.Node) bool {
 	return n.DataAtom == atom.Article || n.DataAtom == atom.Main || isInside(n, atom.Article) || isInside(n, atom.Main)
+}
+
+// boundedText is textContent that stops after max bytes (at a rune
+// boundary): a title or heading of megabytes is never copied whole.
+func boundedText(n *html.Node, max int) string {
+	var sb strings.Builder
+	var rec func(*html.Node) bool
+	rec = func(x *html.Node) bool {
+		if x.Type == html.TextNode {
+			left := max - sb.Len()
+			if len(x.Data) > left {
+				sb.WriteString(truncateUTF8(x.Data, left))
+				return false
+			}
+			sb.WriteString(x.Data)
+		}
+		for c := x.FirstChild; c != nil; c = c.NextSibling {
+			if !rec(c) {
+				return false
+			}
+		}
+		return true
+	}
+	rec(n)
+	return sb.String()
 }
 
 func textContent(n *html.Node) string {

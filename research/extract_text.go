@@ -17,8 +17,14 @@ const maxTitleRunes = 200
 
 // ExtractText returns a plain-text document: the text with line endings
 // normalized and invalid UTF-8 replaced; the title is the first non-empty
-// line (at most 200 characters). Kind is graph.KindText.
+// line (at most 200 characters). Kind is graph.KindText. Bounded by
+// DefaultLimits.
 func ExtractText(r io.Reader, url string) (Document, error) {
+	return DefaultLimits().ExtractText(r, url)
+}
+
+// ExtractText is ExtractText bounded by l.
+func (l Limits) ExtractText(r io.Reader, url string) (Document, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return Document{}, fmt.Errorf("research: read text %s: %w", url, err)
@@ -31,7 +37,7 @@ func ExtractText(r io.Reader, url string) (Document, error) {
 			break
 		}
 	}
-	return doc, nil
+	return l.Document(doc, url), nil
 }
 
 var (
@@ -65,8 +71,14 @@ var (
 // text for images) and their targets go to Links, resolved against url.
 // Paragraph breaks (blank lines) are kept and every heading is a paragraph
 // of its own. The title is the first heading, else a YAML front matter
-// "title:", else the first non-empty line. Kind is graph.KindText.
+// "title:", else the first non-empty line. Kind is graph.KindText. Bounded
+// by DefaultLimits.
 func ExtractMarkdown(r io.Reader, url string) (Document, error) {
+	return DefaultLimits().ExtractMarkdown(r, url)
+}
+
+// ExtractMarkdown is ExtractMarkdown bounded by l.
+func (l Limits) ExtractMarkdown(r io.Reader, url string) (Document, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return Document{}, fmt.Errorf("research: read Markdown %s: %w", url, err)
@@ -90,7 +102,7 @@ func ExtractMarkdown(r io.Reader, url string) (Document, error) {
 		}
 	}
 
-	lc := &linkCollector{base: parseBase(url), self: stripFragment(url), seen: map[string]bool{}}
+	lc := &linkCollector{base: parseBase(url), self: stripFragment(url), seen: map[string]bool{}, maxURL: l.withDefaults().MaxURLBytes}
 	var out []string
 	heading := func(h string) {
 		h = collapseSpace(mdInline(h, lc))
@@ -179,7 +191,7 @@ func ExtractMarkdown(r io.Reader, url string) (Document, error) {
 			}
 		}
 	}
-	return doc, nil
+	return l.Document(doc, url), nil
 }
 
 // mdInline strips inline Markdown syntax from one line, collecting link
@@ -224,10 +236,11 @@ func mdInline(s string, lc *linkCollector) string {
 }
 
 type linkCollector struct {
-	base  *url.URL
-	self  string
-	seen  map[string]bool
-	links []string
+	base   *url.URL
+	self   string
+	seen   map[string]bool
+	links  []string
+	maxURL int // links longer than this are dropped (0: no cap)
 }
 
 func (lc *linkCollector) add(href string) {
@@ -251,6 +264,9 @@ func (lc *linkCollector) add(href string) {
 	}
 	u.Fragment, u.RawFragment = "", ""
 	s := u.String()
+	if lc.maxURL > 0 && len(s) > lc.maxURL {
+		return
+	}
 	if s == lc.self || lc.seen[s] {
 		return
 	}
@@ -289,18 +305,4 @@ func tidyText(s string) string {
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
-}
-
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return strings.TrimSpace(s[:j]) + "…"
-		}
-		i++
-	}
-	return s
 }

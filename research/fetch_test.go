@@ -121,7 +121,7 @@ func TestHTTPFetcherRedirectLimitAndTimeout(t *testing.T) {
 
 func TestEgressProxyRefuses(t *testing.T) {
 	site := newTestSite(t, nil)
-	px, err := StartEgressProxy(URLPolicy{AllowLoopback: true}, nil)
+	px, err := StartEgressProxy(EgressConfig{Policy: URLPolicy{AllowLoopback: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestEgressProxyRefuses(t *testing.T) {
 			t.Errorf("%s through the proxy: %v", u, err)
 		}
 	}
-	strict, err := StartEgressProxy(URLPolicy{}, nil)
+	strict, err := StartEgressProxy(EgressConfig{Policy: URLPolicy{}})
 	if err != nil {
 		t.Fatal(err)
 	}

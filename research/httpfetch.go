@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net"
 	"net/http"
@@ -41,6 +42,13 @@ type HTTPFetcherConfig struct {
 	MediaDir string
 	// Resolver for the policy's DNS checks; nil = net.DefaultResolver.
 	Resolver *net.Resolver
+	// Limits bound titles, URLs and text of what is fetched. Policy's
+	// MaxURLBytes defaults to Limits.MaxURLBytes: a longer URL is refused,
+	// never fetched, also as a redirect target.
+	Limits Limits
+	// SkipMedia: audio and video are not downloaded (no speech-to-text is
+	// configured, so nothing would read them); a media URL is an error.
+	SkipMedia bool
 }
 
 // HTTPFetcher fetches URLs by plain HTTP under a URLPolicy: the URL is
@@ -77,6 +85,17 @@ func NewHTTPFetcher(cfg HTTPFetcherConfig) *HTTPFetcher {
 	}
 	if cfg.MediaDir == "" {
 		cfg.MediaDir = filepath.Join(os.TempDir(), "lethe-media")
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.Policy.MaxURLBytes <= 0 {
+		cfg.Policy.MaxURLBytes = cfg.Limits.MaxURLBytes
+	}
+	if cfg.PDF != nil {
+		pdf := *cfg.PDF
+		if pdf.Limits == (Limits{}) {
+			pdf.Limits = cfg.Limits
+		}
+		cfg.PDF = &pdf
 	}
 	return &HTTPFetcher{cfg: cfg, client: NewPolicyClient(cfg.Policy, cfg.Resolver, cfg.MaxRedirects)}
 }
@@ -115,6 +134,9 @@ func (f *HTTPFetcher) Client() *http.Client { return f.client }
 
 // Policy is the fetcher's URL policy.
 func (f *HTTPFetcher) Policy() URLPolicy { return f.cfg.Policy }
+
+// ErrMediaSkipped is returned for audio and video when SkipMedia is set.
+var ErrMediaSkipped = errors.New("research: audio/video skipped (no speech-to-text server configured)")
 
 // HTTPStatusError is a response with status >= 400.
 type HTTPStatusError struct {
@@ -223,8 +245,16 @@ func LooksLikeMedia(rawURL string) bool { return kindByExt(rawURL) == "media" }
 
 // Fetch implements Fetcher for http(s) URLs: HTML, text, PDF (through the
 // PDF converter) and media (saved to MediaDir and returned as the
-// document's only MediaRef).
+// document's only MediaRef). The document is bounded by Limits.
 func (f *HTTPFetcher) Fetch(ctx context.Context, raw string) (Document, error) {
+	doc, err := f.fetch(ctx, raw)
+	if err != nil {
+		return Document{}, err
+	}
+	return f.cfg.Limits.Document(doc, raw), nil
+}
+
+func (f *HTTPFetcher) fetch(ctx context.Context, raw string) (Document, error) {
 	resp, cancel, err := f.get(ctx, raw)
 	if err != nil {
 		return Document{}, err
@@ -233,28 +263,32 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, raw string) (Document, error) {
 	defer resp.Body.Close()
 	final := resp.Request.URL.String()
 	ct := resp.Header.Get("Content-Type")
+	lim := f.cfg.Limits
 	switch ContentKind(ct, final) {
 	case "pdf":
 		return f.readPDF(ctx, resp, final)
 	case "media":
+		if f.cfg.SkipMedia {
+			return Document{}, fmt.Errorf("%w: %s", ErrMediaSkipped, raw)
+		}
 		ref, err := f.saveMedia(resp, final, 0)
 		if err != nil {
 			return Document{}, err
 		}
 		return Document{URL: final, Title: path.Base(resp.Request.URL.Path), Kind: graph.KindTranscript, Bytes: int(ref.Bytes), Media: []MediaRef{ref}}, nil
 	case "html":
-		return ExtractHTML(io.LimitReader(resp.Body, f.cfg.MaxPageBytes), final)
+		return lim.ExtractHTML(io.LimitReader(resp.Body, f.cfg.MaxPageBytes), final)
 	case "text":
-		fn, _ := ExtractorForType(ct)
+		fn, _ := lim.ExtractorForType(ct)
 		if fn == nil {
-			fn = ExtractText
+			fn = lim.ExtractText
 			if k := strings.ToLower(path.Ext(resp.Request.URL.Path)); k == ".md" || k == ".markdown" {
-				fn = ExtractMarkdown
+				fn = lim.ExtractMarkdown
 			}
 		}
 		return fn(io.LimitReader(resp.Body, f.cfg.MaxPageBytes), final)
 	}
-	return Document{}, fmt.Errorf("research: %s: unsupported content type %q", final, ct)
+	return Document{}, fmt.Errorf("research: %s: unsupported content type %.100q", final, ct)
 }
 
 func (f *HTTPFetcher) readPDF(ctx context.Context, resp *http.Response, final string) (Document, error) {
@@ -284,6 +318,9 @@ func (f *HTTPFetcher) readPDF(ctx context.Context, resp *http.Response, final st
 // transcribing), as are non-media content types and files over
 // MaxMediaBytes.
 func (f *HTTPFetcher) DownloadMedia(ctx context.Context, raw string, minBytes int64) (MediaRef, error) {
+	if f.cfg.SkipMedia {
+		return MediaRef{}, fmt.Errorf("%w: %s", ErrMediaSkipped, raw)
+	}
 	resp, cancel, err := f.get(ctx, raw)
 	if err != nil {
 		return MediaRef{}, err
@@ -292,7 +329,7 @@ func (f *HTTPFetcher) DownloadMedia(ctx context.Context, raw string, minBytes in
 	defer resp.Body.Close()
 	final := resp.Request.URL.String()
 	if ContentKind(resp.Header.Get("Content-Type"), final) != "media" {
-		return MediaRef{}, fmt.Errorf("research: %s: content type %q is not audio or video", final, resp.Header.Get("Content-Type"))
+		return MediaRef{}, fmt.Errorf("research: %s: content type %.100q is not audio or video", final, resp.Header.Get("Content-Type"))
 	}
 	return f.saveMedia(resp, raw, minBytes)
 }
@@ -308,7 +345,7 @@ func (f *HTTPFetcher) saveMedia(resp *http.Response, key string, minBytes int64)
 	if err := os.MkdirAll(f.cfg.MediaDir, 0o700); err != nil {
 		return MediaRef{}, fmt.Errorf("research: media dir: %w", err)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt, _, _ := mime.ParseMediaType(truncateUTF8(resp.Header.Get("Content-Type"), 256))
 	ext := strings.ToLower(path.Ext(resp.Request.URL.Path))
 	if mediaExts[ext] == "" {
 		ext = ".media"
@@ -340,4 +377,30 @@ func (f *HTTPFetcher) saveMedia(resp *http.Response, key string, minBytes int64)
 		return MediaRef{}, fmt.Errorf("research: media file: %w", err)
 	}
 	return MediaRef{URL: final, Path: dst, MIMEType: mt, Bytes: n}, nil
+}
+
+// SweepMedia removes media files (and partial downloads) in MediaDir last
+// modified before olderThan ago: captured files whose Transcribe never ran
+// on this worker (it ran elsewhere, or the worker was killed in between).
+// It returns how many it removed.
+func (f *HTTPFetcher) SweepMedia(olderThan time.Duration) (int, error) {
+	entries, err := os.ReadDir(f.cfg.MediaDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("research: sweep media dir: %w", err)
+	}
+	cutoff := time.Now().Add(-olderThan)
+	n := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.ModTime().After(cutoff) {
+			continue
+		}
+		if os.Remove(filepath.Join(f.cfg.MediaDir, e.Name())) == nil {
+			n++
+		}
+	}
+	return n, nil
 }

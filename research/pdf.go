@@ -32,6 +32,13 @@ type PDFConverter struct {
 	MaxPages int           // pages converted; <= 0 means 200
 	Timeout  time.Duration // per document; <= 0 means 60 s
 	TmpDir   string        // for the temporary copy of the input; "" = os.TempDir()
+	// Limits: pdftotext's output is read through a reader capped at
+	// MaxTextBytes (the process is killed past it and the text that fits
+	// is kept); the title is cut to MaxTitleChars.
+	Limits Limits
+	// MemoryBytes is pdftotext's address-space limit; <= 0 means
+	// DefaultChildMemoryBytes.
+	MemoryBytes int64
 }
 
 // Available reports whether the executable can be found.
@@ -51,7 +58,9 @@ func (p PDFConverter) path() string {
 // metadata (else empty, for the caller to fill); the text is pdftotext's
 // reading order with the lines of each text block joined, blocks and pages
 // separated by a blank line, and words hyphenated across a line break
-// joined again.
+// joined again. A PDF whose text runs past Limits.MaxTextBytes gives its
+// beginning (Document.Truncated). The temporary copy of the PDF is removed
+// on every path.
 func (p PDFConverter) Extract(ctx context.Context, r io.Reader, url string) (Document, error) {
 	f, err := os.CreateTemp(p.TmpDir, "lethe-pdf-*.pdf")
 	if err != nil {
@@ -66,6 +75,27 @@ func (p PDFConverter) Extract(ctx context.Context, r io.Reader, url string) (Doc
 		return Document{}, fmt.Errorf("research: read PDF %s: %w", url, err)
 	}
 	doc := Document{URL: url, Kind: graph.KindPDF, Bytes: int(n)}
+	res, err := runChild(ctx, p.spec(f.Name()))
+	if err != nil {
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+			return doc, ctx.Err()
+		case errors.As(err, &ee):
+			return doc, fmt.Errorf("research: pdftotext %s: not a readable PDF (exit %d) %s", url, ee.ExitCode(), strings.TrimSpace(res.Stderr))
+		}
+		return doc, fmt.Errorf("research: pdftotext %s: %w", url, err)
+	}
+	lim := p.Limits.withDefaults()
+	title, text := parsePdftotextHTML(res.Stdout)
+	doc.Title = lim.Title(title)
+	doc.Text, doc.Truncated = lim.Text(reflowPDFText(text))
+	doc.Truncated = doc.Truncated || res.Truncated
+	return doc, nil
+}
+
+// spec is the pdftotext run for the file at path.
+func (p PDFConverter) spec(path string) childSpec {
 	timeout := p.Timeout
 	if timeout <= 0 {
 		timeout = time.Minute
@@ -74,28 +104,14 @@ func (p PDFConverter) Extract(ctx context.Context, r io.Reader, url string) (Doc
 	if maxPages <= 0 {
 		maxPages = 200
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, p.path(), "-q", "-htmlmeta", "-enc", "UTF-8", "-l", strconv.Itoa(maxPages), f.Name(), "-")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return doc, fmt.Errorf("research: pdftotext %s: timed out after %s", url, timeout)
-		}
-		if ctx.Err() != nil {
-			return doc, ctx.Err()
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return doc, fmt.Errorf("research: pdftotext %s: not a readable PDF (exit %d) %s", url, ee.ExitCode(), strings.TrimSpace(stderr.String()))
-		}
-		return doc, fmt.Errorf("research: pdftotext %s: %w", url, err)
+	mem := p.MemoryBytes
+	if mem <= 0 {
+		mem = DefaultChildMemoryBytes
 	}
-	title, text := parsePdftotextHTML(stdout.Bytes())
-	doc.Title = title
-	doc.Text = reflowPDFText(text)
-	return doc, nil
+	return childSpec{
+		Path: p.path(), Args: []string{"-q", "-htmlmeta", "-enc", "UTF-8", "-l", strconv.Itoa(maxPages), path, "-"},
+		Timeout: timeout, MemoryBytes: mem, MaxStdout: int64(p.Limits.withDefaults().MaxTextBytes),
+	}
 }
 
 // Extractor adapts Extract to the Extractor signature (for the corpus),

@@ -39,6 +39,9 @@ type Document struct {
 	Kind  graph.EvidenceKind
 	Links []string // absolute URLs found in the content, fragment stripped, deduplicated, in document order
 	Bytes int      // size of the raw input that was read
+	// Truncated: the text was cut at a bound (Limits.MaxTextBytes, a PDF's
+	// converter output, the page size cap); what fits was kept.
+	Truncated bool
 	// Media lists media (audio/video) that belongs to the document and still
 	// needs the Transcribe activity; empty for text documents.
 	Media []MediaRef
@@ -63,15 +66,18 @@ type Extractor func(r io.Reader, url string) (Document, error)
 // the dot) to the built-in extractor for it: HTML (.html .htm .xhtml),
 // Markdown (.md .markdown) and plain text (.txt .text). Callers may add to
 // the returned map (e.g. ".pdf") and pass it in CorpusConfig.Extractors.
-func DefaultExtractors() map[string]Extractor {
+func DefaultExtractors() map[string]Extractor { return DefaultLimits().Extractors() }
+
+// Extractors is DefaultExtractors bounded by l.
+func (l Limits) Extractors() map[string]Extractor {
 	return map[string]Extractor{
-		".html":     ExtractHTML,
-		".htm":      ExtractHTML,
-		".xhtml":    ExtractHTML,
-		".md":       ExtractMarkdown,
-		".markdown": ExtractMarkdown,
-		".txt":      ExtractText,
-		".text":     ExtractText,
+		".html":     l.ExtractHTML,
+		".htm":      l.ExtractHTML,
+		".xhtml":    l.ExtractHTML,
+		".md":       l.ExtractMarkdown,
+		".markdown": l.ExtractMarkdown,
+		".txt":      l.ExtractText,
+		".text":     l.ExtractText,
 	}
 }
 
@@ -79,6 +85,11 @@ func DefaultExtractors() map[string]Extractor {
 // Content-Type header, parameters allowed), for fetchers that see types
 // rather than file names.
 func ExtractorForType(mediaType string) (Extractor, bool) {
+	return DefaultLimits().ExtractorForType(mediaType)
+}
+
+// ExtractorForType is the package's ExtractorForType bounded by l.
+func (l Limits) ExtractorForType(mediaType string) (Extractor, bool) {
 	mt := mediaType
 	for i := 0; i < len(mt); i++ {
 		if mt[i] == ';' {
@@ -88,11 +99,11 @@ func ExtractorForType(mediaType string) (Extractor, bool) {
 	}
 	switch lowerTrim(mt) {
 	case "text/html", "application/xhtml+xml":
-		return ExtractHTML, true
+		return l.ExtractHTML, true
 	case "text/markdown", "text/x-markdown":
-		return ExtractMarkdown, true
+		return l.ExtractMarkdown, true
 	case "text/plain":
-		return ExtractText, true
+		return l.ExtractText, true
 	}
 	return nil, false
 }

@@ -48,6 +48,9 @@ type SearXNGConfig struct {
 	UserAgent string
 	// MaxResponseBytes caps one JSON answer. Default 4 MiB.
 	MaxResponseBytes int64
+	// Limits: results whose URL is over MaxURLBytes are dropped, titles
+	// cut to MaxTitleChars, snippets to SnippetChars.
+	Limits Limits
 }
 
 // SearXNG is the web search Provider: the JSON API of a SearXNG instance.
@@ -87,6 +90,7 @@ func NewSearXNG(cfg SearXNGConfig) (*SearXNG, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "lethe-research/1"
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	hc := cfg.Client
 	if hc == nil {
 		hc = &http.Client{}
@@ -160,19 +164,22 @@ func (s *SearXNG) Search(ctx context.Context, query string, limit int) ([]Hit, e
 			if len(hits) >= limit {
 				break
 			}
+			if !s.cfg.Limits.URLOK(r.URL) {
+				continue
+			}
 			u := NormalizeURL(r.URL)
-			if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") || seen[u] {
+			if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") || seen[u] || !s.cfg.Limits.URLOK(u) {
 				continue
 			}
 			seen[u] = true
 			added++
-			hits = append(hits, Hit{
+			hits = append(hits, s.cfg.Limits.Hits([]Hit{{
 				URL:      u,
-				Title:    collapseSpace(r.Title),
-				Snippet:  collapseSpace(r.Content),
+				Title:    r.Title,
+				Snippet:  r.Content,
 				Score:    r.Score,
 				Provider: SearXNGProviderName,
-			})
+			}})...)
 		}
 		if added == 0 {
 			break // an empty or all-duplicate page: later pages will not help

@@ -274,8 +274,8 @@ setTimeout(function () {
 	})
 	mux.HandleFunc("/subresources.html", func(w http.ResponseWriter, r *http.Request) {
 		html(w, page("Hostile subresources", `<h1>Hostile subresources</h1><p>A page that asks for internal addresses.</p>
-<img src="http://10.0.0.1/pixel.png" alt=""><img src="http://169.254.169.254/latest/meta-data/" alt="">
-<script src="http://10.0.0.1/x.js"></script>`))
+<img src="http://192.0.2.1/pixel.png" alt=""><img src="http://198.18.0.1/latest/meta-data/" alt="">
+<script src="http://192.0.2.1/x.js"></script>`))
 	})
 	mux.HandleFunc("/page/{n}", func(w http.ResponseWriter, r *http.Request) { // benchmark pages
 		n := r.PathValue("n")

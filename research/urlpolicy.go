@@ -13,16 +13,18 @@ import (
 
 // URLPolicy decides which URLs fetchers may touch (DESIGN.md §7 Safety).
 // Only http and https are allowed, and corpus:/// when CorpusRoot is set.
-// The host's addresses must all be public: loopback is refused unless
+// The host's addresses must all be globally reachable (addrClass: every
+// range of IANA's IPv4 and IPv6 special-purpose address registries that is
+// not, and IPv6 outside 2000::/3): loopback is refused unless
 // AllowLoopback, private (10/8, 172.16/12, 192.168/16, 100.64/10,
-// fc00::/7) unless AllowPrivate; link-local (169.254/16 — cloud metadata
-// — and fe80::/10), unspecified (0.0.0.0/8, ::), multicast and reserved
-// (240/4, broadcast) addresses are always refused. IPv4-mapped,
-// IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses are
-// judged by the IPv4 address inside. Numeric hosts are parsed the way a
-// browser does (2130706433, 0x7f.1, 0177.0.0.1 are 127.0.0.1); "localhost"
-// and *.localhost are loopback without asking DNS. URLs with credentials
-// are refused.
+// fc00::/7, fec0::/10, 64:ff9b:1::/48) unless AllowPrivate; link-local
+// (169.254/16 — cloud metadata — and fe80::/10), unspecified,
+// documentation, benchmarking, multicast and reserved addresses are always
+// refused. IPv4-mapped, IPv4-compatible, NAT64, 6to4 and Teredo addresses
+// are judged by the IPv4 address inside. Numeric hosts are parsed the way
+// a browser does (2130706433, 0x7f.1, 0177.0.0.1 are 127.0.0.1);
+// "localhost" and *.localhost are loopback without asking DNS. URLs with
+// credentials, and URLs longer than MaxURLBytes, are refused.
 //
 // Check covers the URL before the request; a fetcher must also apply the
 // policy to every redirect target (Check again) and, for plain HTTP
@@ -34,6 +36,9 @@ type URLPolicy struct {
 	// CorpusRoot, when set, also allows corpus:/// URLs (validated
 	// lexically here; Corpus.Open does the filesystem checks).
 	CorpusRoot string
+	// MaxURLBytes refuses longer URLs (0: no cap): a page-controlled URL
+	// of megabytes is noise that would travel through history and logs.
+	MaxURLBytes int
 }
 
 // Check returns nil when raw may be fetched, else an error naming the URL
@@ -47,30 +52,12 @@ func (p URLPolicy) Check(ctx context.Context, raw string, resolver *net.Resolver
 // Resolve is Check that also returns the checked addresses of the host (nil
 // for corpus URLs), so a fetcher can dial exactly what was checked.
 func (p URLPolicy) Resolve(ctx context.Context, raw string, resolver *net.Resolver) ([]netip.Addr, error) {
-	trimmed := strings.TrimSpace(raw)
-	u, err := url.Parse(trimmed)
-	if err != nil {
-		return nil, refused(raw, "not a valid URL: "+err.Error())
+	if p.MaxURLBytes > 0 && len(raw) > p.MaxURLBytes {
+		return nil, refused(truncateUTF8(raw, 200)+"…", fmt.Sprintf("URL of %d bytes exceeds the %d-byte limit", len(raw), p.MaxURLBytes))
 	}
-	scheme := strings.ToLower(u.Scheme)
-	switch scheme {
-	case "http", "https":
-	case CorpusScheme:
-		if p.CorpusRoot == "" {
-			return nil, refused(raw, "corpus URLs are not allowed (no corpus root configured)")
-		}
-		if _, err := corpusRel(trimmed); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	case "":
-		return nil, refused(raw, "no scheme (only http and https are allowed)")
-	default:
-		allowed := "only http and https are allowed"
-		if p.CorpusRoot != "" {
-			allowed = "only http, https and corpus are allowed"
-		}
-		return nil, refused(raw, fmt.Sprintf("scheme %q is not allowed (%s)", u.Scheme, allowed))
+	u, corpus, err := p.checkScheme(raw)
+	if err != nil || corpus {
+		return nil, err
 	}
 	if u.User != nil {
 		return nil, refused(raw, "URLs with credentials are not allowed")
@@ -122,6 +109,35 @@ func (p URLPolicy) Resolve(ctx context.Context, raw string, resolver *net.Resolv
 	return out, nil
 }
 
+// checkScheme parses raw and checks its scheme; corpus reports an allowed
+// corpus URL (nothing more to check).
+func (p URLPolicy) checkScheme(raw string) (u *url.URL, corpus bool, err error) {
+	trimmed := strings.TrimSpace(raw)
+	u, err = url.Parse(trimmed)
+	if err != nil {
+		return nil, false, refused(raw, "not a valid URL: "+err.Error())
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		return u, false, nil
+	case CorpusScheme:
+		if p.CorpusRoot == "" {
+			return nil, false, refused(raw, "corpus URLs are not allowed (no corpus root configured)")
+		}
+		if _, err := corpusRel(trimmed); err != nil {
+			return nil, false, err
+		}
+		return u, true, nil
+	case "":
+		return nil, false, refused(raw, "no scheme (only http and https are allowed)")
+	}
+	allowed := "only http and https are allowed"
+	if p.CorpusRoot != "" {
+		allowed = "only http, https and corpus are allowed"
+	}
+	return nil, false, refused(raw, fmt.Sprintf("scheme %q is not allowed (%s)", u.Scheme, allowed))
+}
+
 // CheckAddr applies the address rules to one IP address.
 func (p URLPolicy) CheckAddr(a netip.Addr) error {
 	return p.checkAddr(a.String(), a, "")
@@ -160,49 +176,6 @@ func (p URLPolicy) checkAddr(raw string, a netip.Addr, host string) error {
 		return refused(raw, fmt.Sprintf("host %q resolves to %s, a %s address", host, a, class))
 	}
 	return refused(raw, fmt.Sprintf("%s is a %s address", a, class))
-}
-
-var (
-	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-)
-
-// addrClass returns "" for a public unicast address, else the class that
-// makes it special: loopback, private, link-local, unspecified, multicast,
-// reserved, invalid.
-func addrClass(a netip.Addr) string {
-	a = a.WithZone("").Unmap()
-	if !a.IsValid() {
-		return "invalid"
-	}
-	if a.Is6() {
-		b := a.As16()
-		switch {
-		case nat64.Contains(a):
-			return addrClass(netip.AddrFrom4([4]byte(b[12:16])))
-		case sixToFour.Contains(a):
-			return addrClass(netip.AddrFrom4([4]byte(b[2:6])))
-		case !a.IsUnspecified() && !a.IsLoopback() && [12]byte(b[:12]) == [12]byte{}:
-			// IPv4-compatible ::a.b.c.d (deprecated)
-			return addrClass(netip.AddrFrom4([4]byte(b[12:16])))
-		}
-	}
-	switch {
-	case a.IsUnspecified() || (a.Is4() && a.As4()[0] == 0):
-		return "unspecified"
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsLinkLocalUnicast():
-		return "link-local"
-	case a.IsMulticast():
-		return "multicast"
-	case a.IsPrivate() || cgnat.Contains(a):
-		return "private"
-	case a.Is4() && a.As4()[0] >= 240:
-		return "reserved"
-	}
-	return ""
 }
 
 // parseNumericIPv4 implements the WHATWG URL host parser's IPv4 rule: a host

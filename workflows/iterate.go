@@ -130,7 +130,8 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (activities.
 	gctx := graphCtx(ctx, s.cfg)
 	var ex activities.ExpandResult
 	if workflow.GetVersion(ctx, changeFocus, workflow.DefaultVersion, 1) == 1 {
-		in := activities.FocusInput{SessionID: s.id, Iteration: iter, Task: sel}
+		in := activities.FocusInput{SessionID: s.id, Iteration: iter, Task: sel, Similar: activities.SimilarOf(s.cfg.Algebra),
+			Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}
 		if err := s.exec(ctx, summarized(gctx, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), activities.NameFocus, in, &ex); err != nil {
 			return ex, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
 		}
@@ -139,10 +140,10 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (activities.
 	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
 		return ex, fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter}, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter, Similar: activities.SimilarOf(s.cfg.Algebra)}, nil); err != nil {
 		return ex, fmt.Errorf("iteration %d sync similar: %w", iter, err)
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel}, &ex); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel, Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}, &ex); err != nil {
 		return ex, fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	return ex, nil
@@ -171,7 +172,7 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 	for attempt := 0; ; attempt++ {
 		in := activities.ReasonInput{
 			SessionID: s.id, Iteration: iter, Attempt: attempt, System: din.SystemPrompt(), User: prompt,
-			ThinkingBudget: budget, MaxTokens: s.cfg.Thinking.OutputTokens, Schema: s.cfg.LLM.JSONSchema,
+			ThinkingBudget: budget, MaxTokens: s.cfg.Thinking.OutputTokens, Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose,
 		}
 		var out activities.ReasonResult
 		lctx := summarized(llmCtx(ctx, s.cfg), "iteration %d: reason (attempt %d, thinking %d)", iter, attempt, budget)
@@ -260,7 +261,8 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 // and the convergence score in workflow state.
 func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int) error {
 	var o activities.Observation
-	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence}
+	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence,
+		SVDK: s.cfg.Algebra.SVDK, MinEvidence: s.cfg.Algebra.MinEvidence}
 	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), activities.NameObserve, in, &o); err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
 	}
@@ -270,10 +272,10 @@ func (s *session) observe(ctx workflow.Context, iter int, task string, newEviden
 		Residual: o.Residual, ResidualConf: o.ResidualConf,
 		Eigengap: o.Eigengap, SVDConf: o.SVDConf,
 	}, s.cfg.Algebra.EMAAlpha)
-	conv := algebra.ConvergenceScore(algebra.AgentConvergenceWeights(), o.GA, st.Trackers.Stability.Value, o.Coverage)
+	conv := algebra.ConvergenceScore(s.cfg.Algebra.AgentWeights(), o.GA, st.Trackers.Stability.Value, o.Coverage)
 	st.Prev = Signals{
 		Observed: true, GA: o.GA, Coverage: o.Coverage, Novelty: o.Novelty, NEvidence: o.NEvidence,
-		Convergence: conv, Plateau: algebra.PlateauIndicator(conv-st.Prev.Convergence, algebra.DefaultPlateauTol),
+		Convergence: conv, Plateau: algebra.PlateauIndicator(conv-st.Prev.Convergence, s.cfg.Algebra.PlateauTol),
 	}
 	if hadCalls {
 		if newEvidence == 0 {

@@ -138,7 +138,8 @@ func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (i
 		return ing, 0, false, nil
 	}
 	transcribe(ctx, r.lg, in.SessionID, key, fr.Pages, cfg)
-	iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration}
+	iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration,
+		Query: in.Call.Query, Params: activities.IngestParamsOf(cfg)}
 	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "ingest batch %d", r.res.Batches), activities.NameIngest, iin, &ing); err != nil {
 		if r.outage(err) {
 			return ing, 0, false, nil
@@ -156,12 +157,12 @@ func (r *researchRun) score(ctx workflow.Context, ing activities.IngestResult, p
 	r.res.Batches++
 	r.res.Pages += pages
 	r.res.NewEvidence += ing.New + ing.Linked // new to the task: its yield, even when the session held the content
-	conv := algebra.ConvergenceScore(algebra.ResearchConvergenceWeights(), ing.GA, 1-ing.MeanIG, ing.Coverage)
-	plateau := algebra.PlateauIndicator(conv-r.prevConv, algebra.DefaultPlateauTol)
+	conv := algebra.ConvergenceScore(cfg.Algebra.ResearchWeights(), ing.GA, 1-ing.MeanIG, ing.Coverage)
+	plateau := algebra.PlateauIndicator(conv-r.prevConv, cfg.Algebra.PlateauTol)
 	r.prevConv = conv
 	progress := algebra.ResourceProgress(float64(r.res.Pages)/float64(cfg.Research.MaxPages), r.elapsed(ctx).Seconds()/r.budget.Seconds())
 	r.res.Psi = algebra.Psi(algebra.PsiInputs{
-		Convergence: conv, Plateau: plateau, Iterations: float64(r.res.Batches), MinIters: 1,
+		Convergence: conv, Plateau: plateau, Iterations: float64(r.res.Batches), MinIters: float64(cfg.Research.MinBatches),
 		Pressure: algebra.BudgetHorizon(progress, cfg.Budget.Alpha), ResourceProgress: progress,
 	})
 	r.lg.Info("research batch", "batch", r.res.Batches, "new", ing.New, "linked", ing.Linked, "mean_ig", ing.MeanIG, "psi", r.res.Psi)

@@ -249,7 +249,7 @@ func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, e
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	s.publish(dctx, StatusCancelled)
 	var fin activities.FinalizeResult
-	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id}).Get(dctx, &fin); err != nil {
+	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}).Get(dctx, &fin); err != nil {
 		s.log.Error("finalize after cancel failed", "error", err)
 	}
 	return SessionResult{}, cause
