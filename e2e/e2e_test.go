@@ -6,9 +6,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,9 @@ import (
 var (
 	hostPort  string
 	workerBin string
+	// uiURL is the dev server's Web UI (http://127.0.0.1:PORT), for the
+	// tests that look at what a user sees.
+	uiURL string
 )
 
 // temporalBin finds the temporal CLI: $TEMPORAL_CLI, bin/temporal, or
@@ -73,12 +78,20 @@ func run(m *testing.M) int {
 		return 1
 	}
 	ctx := context.Background()
-	args := []string{"--headless", "--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=2000"}
+	uiPort, err := freePort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: UI port:", err)
+		return 1
+	}
+	// The UI listens on loopback only, like the frontend (--ip 127.0.0.1).
+	args := []string{"--ui-ip", "127.0.0.1", "--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=2000"}
 	for _, a := range workflows.SearchAttributes() {
 		args = append(args, "--search-attribute", a)
 	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: bin,
+		EnableUI:     true,
+		UIPort:       strconv.Itoa(uiPort),
 		LogLevel:     "error",
 		ExtraArgs:    args,
 		Stderr:       os.Stderr,
@@ -89,7 +102,18 @@ func run(m *testing.M) int {
 	}
 	defer srv.Stop()
 	hostPort = srv.FrontendHostPort()
+	uiURL = fmt.Sprintf("http://127.0.0.1:%d", uiPort)
 	return m.Run()
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func dial(t *testing.T) client.Client {
@@ -111,6 +135,13 @@ type workerProc struct {
 
 func startWorker(t *testing.T, params map[string]string, args ...string) *workerProc {
 	t.Helper()
+	return startWorkerEnv(t, params, nil, args...)
+}
+
+// startWorkerEnv starts a worker with env (NAME=value) added to its
+// environment, e.g. a TMPDIR of the test's.
+func startWorkerEnv(t *testing.T, params map[string]string, env []string, args ...string) *workerProc {
+	t.Helper()
 	p := map[string]string{"temporal.host_port": hostPort}
 	for k, v := range params {
 		p[k] = v
@@ -120,7 +151,7 @@ func startWorker(t *testing.T, params map[string]string, args ...string) *worker
 		t.Fatal(err)
 	}
 	cmd := exec.Command(workerBin, append([]string{"-log-level", "warn"}, args...)...)
-	cmd.Env = lethetest.Env(p)
+	cmd.Env = append(lethetest.Env(p), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
