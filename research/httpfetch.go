@@ -354,11 +354,14 @@ func (f *HTTPFetcher) saveMedia(resp *http.Response, key string, minBytes int64)
 		mt = mediaExts[ext]
 	}
 	sum := sha256.Sum256([]byte(key))
-	dst := filepath.Join(f.cfg.MediaDir, hex.EncodeToString(sum[:12])+ext)
 	tmp, err := os.CreateTemp(f.cfg.MediaDir, ".part-*")
 	if err != nil {
 		return MediaRef{}, fmt.Errorf("research: media file: %w", err)
 	}
+	// One file per download, not per URL: pages that embed the same media
+	// are transcribed side by side, and each Transcribe deletes its files
+	// when done; a shared file would vanish under the others.
+	dst := filepath.Join(f.cfg.MediaDir, hex.EncodeToString(sum[:12])+"-"+strings.TrimPrefix(filepath.Base(tmp.Name()), ".part-")+ext)
 	defer os.Remove(tmp.Name())
 	n, err := io.Copy(tmp, io.LimitReader(resp.Body, f.cfg.MaxMediaBytes+1))
 	if cerr := tmp.Close(); err == nil {
