@@ -430,8 +430,7 @@ func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeRe
 			}
 		}
 	}
-	sp := orDefault(in.Similar, SimilarOf(config.Defaults().Algebra))
-	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: sp.Threshold, MaxPerNode: sp.MaxPerNode}, nil); err != nil {
+	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, in.Similar.graphParams(), nil); err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize similar: %w", err)
 	}
 	ev, err := a.Store.Evidence(ctx, in.SessionID, "")

@@ -3,16 +3,12 @@ package activities_test
 import (
 	"testing"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
-	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
-	"github.com/lethe-research/lethe/service"
 )
 
 // TestCollectSections covers the two ways sections arise: the seeds' rule
@@ -81,21 +77,6 @@ func TestCollectSections(t *testing.T) {
 // overrides parameters. Everything is closed when the test ends.
 func newActivityEnv(t *testing.T, dir string, extra map[string]string) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities) {
 	t.Helper()
-	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
-	t.Cleanup(model.Close)
-	cfg := lethetest.Config(t, model.URL(), dir, extra)
-	store, err := embedded.Open(cfg.Graph.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	a, err := service.NewActivities(cfg, config.Sources{}, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.CloseResearch)
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	env, store, a, _ := newResearchEnv(t, dir, extra)
 	return env, store, a
 }

@@ -58,7 +58,7 @@ type guarded struct {
 }
 
 func (g *guarded) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	stop := heartbeatEvery(ctx, activity.GetInfo(ctx).HeartbeatTimeout/3)
+	stop := heartbeatEvery(ctx, activity.GetInfo(ctx).HeartbeatTimeout/3, nil)
 	res, err := g.Next.ExecuteActivity(ctx, in)
 	stop()
 	if err != nil {
@@ -70,10 +70,11 @@ func (g *guarded) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteAc
 	return res, nil
 }
 
-// heartbeatEvery records a heartbeat every d until stop is called; d ≤ 0
-// (no heartbeat timeout) starts nothing. The activity's own heartbeats
-// (progress counts) go on as before; these only prove the worker lives.
-func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+// heartbeatEvery records a heartbeat every d, with details() when details
+// is set, until stop is called; d ≤ 0 (no heartbeat timeout) starts
+// nothing. The guard's heartbeats carry no details: they only prove the
+// worker lives, and an activity's own progress heartbeats go on as before.
+func heartbeatEvery(ctx context.Context, d time.Duration, details func() any) (stop func()) {
 	if d <= 0 {
 		return func() {}
 	}
@@ -90,7 +91,11 @@ func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				if details == nil {
+					activity.RecordHeartbeat(ctx)
+				} else {
+					activity.RecordHeartbeat(ctx, details())
+				}
 			}
 		}
 	}()

@@ -87,7 +87,7 @@ func (a *Activities) ApplyOps(ctx context.Context, in ApplyInput) (ApplyOutput, 
 	}
 	res, err := a.Store.Apply(ctx, graph.ApplyRequest{
 		SessionID: in.SessionID, Key: fmt.Sprintf("apply/%d", in.Iteration), Iteration: in.Iteration,
-		ActiveTask: in.ActiveTask, Ops: ops, DedupThreshold: in.DedupThreshold,
+		ActiveTask: in.ActiveTask, Ops: ops, DedupThreshold: in.DedupThreshold, EvidenceStrength: in.EvidenceStrength,
 	})
 	if err != nil {
 		return ApplyOutput{}, fmt.Errorf("apply ops iteration %d: %w", in.Iteration, err)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -250,25 +249,7 @@ func heartbeatWhile(ctx context.Context, progress func() any) (stop func()) {
 	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
 		every = min(every, max(hb/3, 200*time.Millisecond))
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, progress())
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return heartbeatEvery(ctx, every, progress)
 }
 
 // Fetch reads one batch of URLs and stages the documents in the graph store
@@ -551,8 +532,9 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	for _, e := range held {
 		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
+	p := in.Params.withDefaults()
 	for i, d := range docs {
-		if err := a.ingestDoc(ctx, in, d, st); err != nil {
+		if err := a.ingestDoc(ctx, in.SessionID, in.Iteration, p, d, st); err != nil {
 			return IngestResult{}, err
 		}
 		done.Store(int64(i + 1))
@@ -567,9 +549,9 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 			return IngestResult{}, fmt.Errorf("ingest persist %s: %w", in.Key, err)
 		}
 		res.New, res.Linked, res.Duplicates = ar.Added, ar.Linked, ar.Duplicates
-		res.GA = algebra.GoalAlignment(0, algebra.AttentionGA(st.cos, st.strengths, 8, 0.1), len(st.items))
+		res.GA = algebra.GoalAlignment(0, algebra.AttentionGA(st.cos, st.strengths, p.AttentionK, p.AttentionTau), len(st.items))
 	}
-	if res.Coverage, err = a.taskCoverage(ctx, in.SessionID, in.Task, st.goal, orDefault(in.Params, IngestParamsOf(config.Defaults()))); err != nil {
+	if res.Coverage, err = a.taskCoverage(ctx, in.SessionID, in.Task, st.goal, p); err != nil {
 		return IngestResult{}, err
 	}
 	return res, nil
@@ -644,8 +626,7 @@ func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal strin
 
 // ingestDoc chunks one document, embeds its best lexical matches and adds
 // its most informative chunks to st.
-func (a *Activities) ingestDoc(ctx context.Context, in IngestInput, d research.Document, st *ingestState) error {
-	r := orDefault(in.Params, IngestParamsOf(config.Defaults()))
+func (a *Activities) ingestDoc(ctx context.Context, session string, iteration int, r IngestParams, d research.Document, st *ingestState) error {
 	cc := research.ChunkConfig{TargetChars: r.ChunkChars, MaxChars: 2 * r.ChunkChars, MinChars: r.ChunkChars / 6}
 	all := research.Chunk(d.Text, cc)
 	if len(all) == 0 {
@@ -676,10 +657,10 @@ func (a *Activities) ingestDoc(ctx context.Context, in IngestInput, d research.D
 	sc = sc[:min(len(sc), r.MaxChunksPerPage)]
 	sort.SliceStable(sc, func(x, y int) bool { return sc[x].i < sc[y].i }) // page order
 	for _, c := range sc {
-		strength := research.Strength(c.cg, c.ig, d.Kind)
+		strength := r.Strength.Strength(c.cg, c.ig, d.Kind)
 		st.items = append(st.items, graph.Evidence{
-			SessionID: in.SessionID, Content: chunks[c.i], SourceURL: d.URL, Title: d.Title, Kind: d.Kind,
-			Strength: strength, Embedding: embs[c.i], CreatedIter: in.Iteration,
+			SessionID: session, Content: chunks[c.i], SourceURL: d.URL, Title: d.Title, Kind: d.Kind,
+			Strength: strength, Embedding: embs[c.i], CreatedIter: iteration,
 		})
 		st.cos, st.strengths = append(st.cos, c.cg), append(st.strengths, strength)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -38,12 +37,7 @@ import (
 // refused internal URL, a whisper.cpp protocol double that answers once and
 // then fails (the failure is counted, not fatal; the transcript is cached).
 func TestResearchActivities(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is not installed")
-		}
-		t.Skip("ffmpeg is not installed")
-	}
+	lethetest.Tool(t, lethetest.FFmpeg, "ffmpeg")
 	corpus := t.TempDir()
 	os.WriteFile(filepath.Join(corpus, "dendrites.md"), []byte("# Lithium dendrites\n\nLithium dendrites grow through grain boundaries of the solid electrolyte and short the cell.\n"), 0o644)
 	os.WriteFile(filepath.Join(corpus, "dendrites_talk.wav"), lethetest.SilentWAV(16000, 16000*2), 0o644)
@@ -322,12 +316,7 @@ func TestIngestBoundsHostilePage(t *testing.T) {
 // handled it, whether whisper answered or not, and an HLS playlist posing
 // as audio is refused by ffmpeg without anything fetching its segments.
 func TestMediaCaptureAndCleanup(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is not installed")
-		}
-		t.Skip("ffmpeg is not installed")
-	}
+	lethetest.Tool(t, lethetest.FFmpeg, "ffmpeg")
 	var segments atomic.Int64
 	var site *httptest.Server
 	site = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

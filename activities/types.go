@@ -119,15 +119,27 @@ type SyncSimilarInput struct {
 	Similar   SimilarParams `json:"similar"`
 }
 
-// SimilarParams are the session's SIMILAR_TO parameters.
+// SimilarParams are the session's SIMILAR_TO parameters. Refine (the
+// strength refinement) is nil in an input from workflow code older than
+// algebra.corroboration_boost: the defaults apply then.
 type SimilarParams struct {
-	Threshold  float64 `json:"threshold"`
-	MaxPerNode int     `json:"max_per_node"`
+	Threshold  float64           `json:"threshold"`
+	MaxPerNode int               `json:"max_per_node"`
+	Refine     *graph.Refinement `json:"refine,omitempty"`
 }
 
 // SimilarOf is the SIMILAR_TO part of a session's config.
 func SimilarOf(c config.Algebra) SimilarParams {
-	return SimilarParams{Threshold: c.SimilarThreshold, MaxPerNode: c.SimilarMaxPerNode}
+	return SimilarParams{Threshold: c.SimilarThreshold, MaxPerNode: c.SimilarMaxPerNode,
+		Refine: &graph.Refinement{Boost: c.CorroborationBoost, Penalty: c.ContradictionPen}}
+}
+
+// graphParams are p for graph.SyncSimilar, the defaults filling what an
+// input from older workflow code lacks (a nil Refine is the default
+// refinement in graph too).
+func (p SimilarParams) graphParams() graph.SimilarParams {
+	p = orDefault(p, SimilarOf(config.Defaults().Algebra))
+	return graph.SimilarParams{Threshold: p.Threshold, MaxPerNode: p.MaxPerNode, Refine: p.Refine}
 }
 
 // SyncSimilarResult counts what the sync did.
@@ -206,6 +218,9 @@ type ApplyInput struct {
 	ActiveTask     string   `json:"active"`
 	Ops            []din.Op `json:"ops"`
 	DedupThreshold float64  `json:"dedup"`
+	// EvidenceStrength is research.llm_evidence_strength (0 in an input from
+	// older workflow code: graph.LLMEvidenceStrength).
+	EvidenceStrength float64 `json:"evidence_strength,omitempty"`
 }
 
 // ToolCall is a call op resolved to its task after the write committed.
@@ -247,6 +262,10 @@ type ObserveInput struct {
 	NewEvidence int    `json:"new_evidence"`
 	SVDK        int    `json:"svd_k"`
 	MinEvidence int    `json:"min_evidence"`
+	// Signals are the session's signal parameters (attention, state
+	// embedding, novelty); nil in an input from workflow code older than
+	// them: the defaults apply then.
+	Signals *algebra.SignalParams `json:"signals,omitempty"`
 }
 
 // Observation is the scalar part of algebra.SignalObservation.
@@ -385,19 +404,52 @@ type IngestInput struct {
 	Params IngestParams `json:"params"`
 }
 
-// IngestParams are the session's parameters Ingest decides with.
+// IngestParams are the session's parameters Ingest decides with. The
+// fields after MinEvidence are zero (nil) in an input from workflow code
+// older than them; withDefaults fills them.
 type IngestParams struct {
 	ChunkChars        int `json:"chunk_chars"`
 	MaxChunksPerPage  int `json:"max_chunks_per_page"`
 	MaxChunksEmbedded int `json:"max_chunks_embedded"`
 	SVDK              int `json:"svd_k"`
 	MinEvidence       int `json:"min_evidence"`
+	// AttentionK and AttentionTau are the batch GA's attention
+	// (research.attention_k, algebra.attention_tau).
+	AttentionK   int     `json:"attention_k,omitempty"`
+	AttentionTau float64 `json:"attention_tau,omitempty"`
+	// Strength scores the new evidence (research.strength_*, research.prior_*).
+	Strength *research.StrengthParams `json:"strength,omitempty"`
 }
 
 // IngestParamsOf is the Ingest part of a session's config.
 func IngestParamsOf(c config.Config) IngestParams {
+	sp := StrengthOf(c.Research)
 	return IngestParams{ChunkChars: c.Research.ChunkChars, MaxChunksPerPage: c.Research.MaxChunksPerPage,
-		MaxChunksEmbedded: c.Research.MaxChunksEmbedded, SVDK: c.Algebra.SVDK, MinEvidence: c.Algebra.MinEvidence}
+		MaxChunksEmbedded: c.Research.MaxChunksEmbedded, SVDK: c.Algebra.SVDK, MinEvidence: c.Algebra.MinEvidence,
+		AttentionK: c.Research.AttentionK, AttentionTau: c.Algebra.AttentionTau, Strength: &sp}
+}
+
+// StrengthOf is the evidence-strength part of a session's config.
+func StrengthOf(r config.Research) research.StrengthParams {
+	return research.StrengthParams{GoalWeight: r.StrengthGoalWeight, GainWeight: r.StrengthGainWeight, Priors: research.KindPriors{
+		PDF: r.PriorPDF, HTML: r.PriorHTML, Text: r.PriorText, Transcript: r.PriorTranscript, LLM: r.PriorLLM, Other: r.PriorOther,
+	}}
+}
+
+// withDefaults is p with the defaults in place of what an input from older
+// workflow code lacks: everything when it carries no parameters at all, the
+// newer fields when it carries only the older ones.
+func (p IngestParams) withDefaults() IngestParams {
+	def := IngestParamsOf(config.Defaults())
+	if p == (IngestParams{}) {
+		return def
+	}
+	p.AttentionK = orDefault(p.AttentionK, def.AttentionK)
+	p.AttentionTau = orDefault(p.AttentionTau, def.AttentionTau)
+	if p.Strength == nil {
+		p.Strength = def.Strength
+	}
+	return p
 }
 
 // IngestResult is scalars only.

@@ -88,6 +88,16 @@ func (r *faultRig) finish(t *testing.T, limit time.Duration) outcome {
 	return finishSession(t, ctx, r.c, r.run, r.w, embeddedAt(r.cfg.Graph.Path))
 }
 
+// runWatched runs the session while watching visibility for its
+// waiting_for_model status.
+func (r *faultRig) runWatched(t *testing.T, ctx context.Context) (outcome, *waitSeen) {
+	t.Helper()
+	seen := &waitSeen{}
+	r.start(t)
+	go watchWaiting(ctx, r.c, r.id, seen)
+	return r.finish(t, 8*time.Minute), seen
+}
+
 // undisturbed runs the script once with nothing going wrong: what every
 // disturbed run must end as.
 func undisturbed(t *testing.T, id string, script llmtest.Script) outcome {
@@ -186,10 +196,7 @@ func TestFaultChatDownInReason(t *testing.T) {
 		}
 		return false
 	})
-	var seen waitSeen
-	r.start(t)
-	go watchWaiting(ctx, r.c, r.id, &seen)
-	got := r.finish(t, 8*time.Minute)
+	got, seen := r.runWatched(t, ctx)
 	seen.check(t)
 	if seen.progress.Waiting == nil || seen.progress.Waiting.Service != "chat model" {
 		t.Errorf("progress while waiting: %+v, want the chat model named", seen.progress.Waiting)
@@ -217,10 +224,7 @@ func TestFaultChatDownAtAssembly(t *testing.T) {
 		}
 		return false
 	})
-	var seen waitSeen
-	r.start(t)
-	go watchWaiting(ctx, r.c, r.id, &seen)
-	got := r.finish(t, 8*time.Minute)
+	got, seen := r.runWatched(t, ctx)
 	seen.check(t)
 	sameAsUndisturbed(t, got, base)
 	t.Logf("chat outage at assembly: waited %.0f s", got.res.ModelWaitedS)
@@ -280,10 +284,7 @@ func TestFaultEmbeddingDownInResearch(t *testing.T) {
 		}
 		return false
 	})
-	var seen waitSeen
-	r.start(t)
-	go watchWaiting(ctx, r.c, r.id, &seen)
-	got := r.finish(t, 8*time.Minute)
+	got, seen := r.runWatched(t, ctx)
 	if after < 2 {
 		t.Fatalf("the outage never started (%d embedding requests after the query)", after)
 	}
