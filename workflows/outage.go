@@ -104,7 +104,10 @@ func (w *waiter) run(ctx workflow.Context, call func() workflow.Future, out any)
 			return &OutageError{Wait: ow, Waited: now.Sub(first)}
 		}
 		w.show(ctx, w.current)
-		if _, err := workflow.AwaitWithTimeout(ctx, min(backoff, left), stopped); err != nil {
+		opts := workflow.AwaitOptions{Timeout: min(backoff, left), TimerOptions: workflow.TimerOptions{
+			Summary: fmt.Sprintf("wait for the %s at %s (attempt %d failed)", o.Service, o.URL, attempt),
+		}}
+		if _, err := workflow.AwaitWithOptions(ctx, opts, stopped); err != nil {
 			w.leave(ctx)
 			return err
 		}
