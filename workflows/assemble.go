@@ -21,7 +21,7 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	s.publish(ctx, StatusAssembling)
 	gctx := graphCtx(ctx, s.cfg)
 	var col activities.CollectResult
-	if err := s.exec(ctx, gctx, activities.NameCollectSection, activities.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "collect report sections (DFS, MMR order)"), activities.NameCollectSection, activities.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
 		return SessionResult{}, fmt.Errorf("collect sections: %w", err)
 	}
 	res := SessionResult{SessionID: s.id, Iterations: s.st.Iteration, Psi: s.st.Psi, Models: s.st.Models}
@@ -136,7 +136,7 @@ func composeFailedNote(failure string) string {
 // closed without them rather than not at all.
 func (s *session) finalize(ctx workflow.Context) (activities.FinalizeResult, error) {
 	var fin activities.FinalizeResult
-	err := s.exec(ctx, graphCtx(ctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}, &fin)
+	err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "finalize the graph"), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}, &fin)
 	if isOutage(err) {
 		s.log.Warn("embedding server down at finalize; result embeddings left empty", "error", err)
 		in := activities.FinalizeInput{SessionID: s.id, SkipEmbeddings: true, Similar: activities.SimilarOf(s.cfg.Algebra)}
