@@ -211,6 +211,9 @@ func (c *collector) section(ctx context.Context, t graph.Task, raw bool) error {
 		evVecs = append(evVecs, algebra.ToFloat64(ev[i].Embedding))
 	}
 	if len(vec) == 0 { // sections with a result embedding are preferred; else the evidence centroid
+		// The default blend (evidence 0.5 : task 0.3, no recency) on purpose:
+		// a section's direction for MMR, not the session's state embedding
+		// (algebra.state_weight_* do not apply; docs/parameters.md).
 		vec = algebra.StateEmbedding(evVecs, algebra.ToFloat64(t.Embedding), nil, 0)
 	}
 	sec.Text = strings.TrimSpace(b.String())

@@ -677,6 +677,6 @@ func (a *Activities) taskCoverage(ctx context.Context, session, task string, goa
 	for i, e := range ev {
 		rows[i] = algebra.ToFloat64(e.Embedding)
 	}
-	svd := algebra.ComputeSVD(rows, p.SVDK, p.MinEvidence, nil, 1)
+	svd := algebra.ComputeSVD(rows, p.SVDK, p.MinEvidence, nil, 1) // seed 1: fixed for determinism, not a parameter
 	return svd.Coverage(goal), nil
 }

@@ -113,8 +113,7 @@ func (a *Activities) SetStatus(ctx context.Context, in StatusInput) error {
 // SyncSimilar refreshes SIMILAR_TO edges so that PPR can traverse links
 // between evidence ingested in the previous iteration.
 func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (SyncSimilarResult, error) {
-	sp := orDefault(in.Similar, SimilarOf(config.Defaults().Algebra))
-	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graph.SimilarParams{Threshold: sp.Threshold, MaxPerNode: sp.MaxPerNode}, nil)
+	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, in.Similar.graphParams(), nil)
 	if err != nil {
 		return SyncSimilarResult{}, fmt.Errorf("sync similar: %w", err)
 	}
@@ -277,8 +276,9 @@ func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation,
 	}
 	sin := algebra.SignalInputs{
 		Goal: algebra.ToFloat64(s.GoalQueryEmb), PrevState: prev.State, PrevSVD: prev.SVD,
-		NewEvidence: in.NewEvidence, Seed: 1,
+		NewEvidence: in.NewEvidence, Seed: 1, // fixed seed of the randomized SVD (determinism), not a parameter
 		K: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), MinEvidence: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence),
+		Params: in.Signals, // nil (older workflow code): algebra's defaults, the parameters' defaults
 	}
 	for _, e := range ev {
 		sin.Evidence = append(sin.Evidence, algebra.ToFloat64(e.Embedding))

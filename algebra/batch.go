@@ -9,24 +9,42 @@ import "math"
 // evidence matrices but are deterministic and goroutine-free. AttentionGA
 // and GoalAlignment take only scalars and are safe in workflow code.
 
+// The defaults below are the session parameters' defaults (config/params.go
+// holds the reasons); the session's values reach ComputeIterationSignals in
+// SignalInputs.Params.
+
 // DefaultAttentionTopK is the number of best-aligned evidence items the
-// evidence GA attends to.
+// evidence GA attends to (algebra.attention_k).
 const DefaultAttentionTopK = 10
 
 // DefaultAttentionTemperature is the softmax temperature of the evidence GA
-// on the [0, 1] GA scale: a GA difference of 0.1 is a factor e in weight.
+// on the [0, 1] GA scale: a GA difference of 0.1 is a factor e in weight
+// (algebra.attention_tau).
 const DefaultAttentionTemperature = 0.1
 
 // DefaultStateRecency is the recency exponent of StateEmbedding: the newest
-// evidence weighs e² ≈ 7.4 times the oldest.
+// evidence weighs e² ≈ 7.4 times the oldest (algebra.state_recency).
 const DefaultStateRecency = 2.0
 
-// State embedding blend weights (renormalised over the parts present).
+// Default state embedding blend weights (algebra.state_weight_*),
+// renormalised over the parts present.
 const (
 	StateEvidenceWeight = 0.5
 	StateTaskWeight     = 0.3
 	StateActiveWeight   = 0.2
 )
+
+// StateWeights are the blend weights of StateEmbeddingWeighted.
+type StateWeights struct {
+	Evidence float64 `json:"evidence"`
+	Task     float64 `json:"task"`
+	Active   float64 `json:"active"`
+}
+
+// DefaultStateWeights are 0.5 evidence, 0.3 task, 0.2 active tasks.
+func DefaultStateWeights() StateWeights {
+	return StateWeights{Evidence: StateEvidenceWeight, Task: StateTaskWeight, Active: StateActiveWeight}
+}
 
 // AttentionGA is the evidence-level goal alignment (seed 003 "Stage 2"):
 // each evidence–goal cosine c_i is affine-mapped to g_i = ½(1 + c_i), the
@@ -190,15 +208,21 @@ func RecencyWeights(n int, recency float64) []float64 {
 // vector among task, evidence, active; vectors of another length and zero
 // vectors are skipped. Returns nil when nothing is present.
 func StateEmbedding(evidence [][]float64, task []float64, active [][]float64, recency float64) []float64 {
+	return StateEmbeddingWeighted(evidence, task, active, recency, DefaultStateWeights())
+}
+
+// StateEmbeddingWeighted is StateEmbedding with the session's blend weights
+// (algebra.state_weight_*) in place of 0.5, 0.3 and 0.2.
+func StateEmbeddingWeighted(evidence [][]float64, task []float64, active [][]float64, recency float64, w StateWeights) []float64 {
 	d := stateDim(evidence, task, active)
 	if d == 0 {
 		return nil
 	}
 	state := make([]float64, d)
 	var wsum float64
-	wsum += addEvidencePart(state, evidence, recency)
-	wsum += addTaskPart(state, task)
-	wsum += addActivePart(state, active)
+	wsum += addEvidencePart(state, evidence, recency, w.Evidence)
+	wsum += addTaskPart(state, task, w.Task)
+	wsum += addActivePart(state, active, w.Active)
 	if wsum == 0 {
 		return nil
 	}
@@ -233,7 +257,7 @@ func stateDim(evidence [][]float64, task []float64, active [][]float64) int {
 // to state and returns the blend weight it used (0 when no row counts), so
 // the caller can renormalise over the parts present. Rows are normalised
 // first so that a long passage does not outweigh a short one.
-func addEvidencePart(state []float64, evidence [][]float64, recency float64) float64 {
+func addEvidencePart(state []float64, evidence [][]float64, recency, weight float64) float64 {
 	d := len(state)
 	ev := make([]float64, d)
 	w := RecencyWeights(len(evidence), recency)
@@ -256,14 +280,14 @@ func addEvidencePart(state []float64, evidence [][]float64, recency float64) flo
 		return 0
 	}
 	for j := range ev {
-		state[j] += StateEvidenceWeight * ev[j] / ew
+		state[j] += weight * ev[j] / ew
 	}
-	return StateEvidenceWeight
+	return weight
 }
 
 // addTaskPart adds the unit task embedding to state and returns the blend
 // weight it used (0 without a usable task).
-func addTaskPart(state, task []float64) float64 {
+func addTaskPart(state, task []float64, weight float64) float64 {
 	if len(task) != len(state) {
 		return 0
 	}
@@ -272,15 +296,15 @@ func addTaskPart(state, task []float64) float64 {
 		return 0
 	}
 	for j, x := range task {
-		state[j] += StateTaskWeight * x / n
+		state[j] += weight * x / n
 	}
-	return StateTaskWeight
+	return weight
 }
 
 // addActivePart adds the mean of the unit active-task embeddings to state and
 // returns the blend weight it used (0 when none counts). An unweighted mean:
 // the active tasks have no order that would make one more current.
-func addActivePart(state []float64, active [][]float64) float64 {
+func addActivePart(state []float64, active [][]float64, weight float64) float64 {
 	d := len(state)
 	act := make([]float64, d)
 	na := 0
@@ -301,9 +325,9 @@ func addActivePart(state []float64, active [][]float64) float64 {
 		return 0
 	}
 	for j := range act {
-		state[j] += StateActiveWeight * act[j] / float64(na)
+		state[j] += weight * act[j] / float64(na)
 	}
-	return StateActiveWeight
+	return weight
 }
 
 // Stability is the affine-mapped cosine of consecutive state embeddings

@@ -8,9 +8,9 @@ import "math"
 //
 // Every function in this file is safe to call from Temporal workflow code.
 
-// ZeroYieldStep is the per-iteration additive boost of the convergence score
-// after an iteration whose tool calls returned no new evidence (seed 000
-// "Zero-Yield Tracking").
+// ZeroYieldStep is the default per-iteration additive boost of the
+// convergence score after an iteration whose tool calls returned no new
+// evidence (seed 000 "Zero-Yield Tracking"; budget.zero_yield_step).
 const ZeroYieldStep = 0.08
 
 // DefaultEMAAlpha is the smoothing factor of the stability, residual and
@@ -63,10 +63,16 @@ func AcceleratedProgress(resourceProgress, convergence float64) float64 {
 // n is the number of consecutive iterations whose tool calls returned no new
 // evidence (negative n counts as 0). Three such iterations add 0.24.
 func ZeroYieldBoost(score float64, n int) float64 {
+	return ZeroYieldBoostStep(score, n, ZeroYieldStep)
+}
+
+// ZeroYieldBoostStep is ZeroYieldBoost with the session's step
+// (budget.zero_yield_step): clamp01(score + step·n).
+func ZeroYieldBoostStep(score float64, n int, step float64) float64 {
 	if n < 0 {
 		n = 0
 	}
-	return Clamp01(score + ZeroYieldStep*float64(n))
+	return Clamp01(score + step*float64(n))
 }
 
 // PlateauIndicator is a smooth "the convergence score has stopped moving"
@@ -82,13 +88,18 @@ func PlateauIndicator(delta, tol float64) float64 {
 	if !(tol > 0) {
 		tol = DefaultPlateauTol
 	}
+	// 4·atanh(0.9) is a fixed shape constant, not a parameter: it makes the
+	// gate go from 0.9 to 0.1 between 0.5·tol and 1.5·tol, so that tol alone
+	// (algebra.plateau_tol) sets the scale.
 	T := 4 * math.Atanh(0.9) / tol
 	return Clamp01(1 - SoftGate(math.Abs(delta), tol, T))
 }
 
-// PsiParams are the constants of the termination potential. The termination
-// thresholds (0.82 agent, 0.70 research) and min_iters are configuration and
-// live in the config package; MinIters here is only the documented default.
+// PsiParams are the gates of the termination potential; the session's come
+// from its config (budget.psi_*, config.Budget.PsiParams), DefaultPsiParams
+// are the seed's values. The termination thresholds (0.82 agent, 0.70
+// research) and min_iters are configuration too; MinIters here is only the
+// documented default.
 type PsiParams struct {
 	// MinIters is the default minimum number of iterations before
 	// convergence may terminate (the value callers usually put in
@@ -159,6 +170,8 @@ func qualityGate(q, threshold float64) float64 {
 	if !(threshold > 0) {
 		return 1
 	}
+	// Centre θ/2 and 4·atanh(0.9)/θ are fixed shape constants, not
+	// parameters: 0.05 at q = 0, 0.95 at q = θ (budget.psi_quality_threshold).
 	return SoftGate(q, threshold/2, 4*math.Atanh(0.9)/threshold)
 }
 
@@ -317,7 +330,8 @@ type Trackers struct {
 // InitialTrackers returns the trackers' starting values, the neutral value
 // of each signal: stability 0.5 (orthogonal drift: no information),
 // residual 1 (maximum distance to the goal: nothing known), eigengap 0 (no
-// spectral decisiveness).
+// spectral decisiveness). Fixed by the signals' definitions, not
+// parameters.
 func InitialTrackers() Trackers {
 	return Trackers{Stability: EMA{0.5}, Residual: EMA{1}, Eigengap: EMA{0}}
 }

@@ -3,20 +3,29 @@ package algebra
 // Context packing (DESIGN.md §6): greedy marginal information gain per
 // token with an AdaGReS-style adaptive redundancy weight, the compact
 // pairwise-similarity matrix the Expand activity returns, and
-// group_by_budget. Pack, GroupByBudget, AdaptiveBeta, PairSims.At and
+// group_by_budget. Pack, GroupByBudget, AdaptiveBeta(Range), PairSims.At and
 // PairSims.Mean are safe in workflow code; NewPairSims runs in activities.
 
-// Bounds of AdaptiveBeta.
+// Default bounds of AdaptiveBetaRange (context.beta_min, context.beta_max).
 const (
 	BetaMin = 0.5
 	BetaMax = 1.0
 )
 
-// AdaptiveBeta is the redundancy weight β of Pack, adapted to the candidate
-// pool's mean pairwise cosine μ (DESIGN.md §6 "AdaGReS"; the formula is
-// ours):
+// AdaptiveBeta is AdaptiveBetaRange with the default bounds BetaMin and
+// BetaMax.
+func AdaptiveBeta(meanSim float64) float64 {
+	return AdaptiveBetaRange(meanSim, BetaMin, BetaMax)
+}
+
+// AdaptiveBetaRange is the redundancy weight β of Pack, adapted to the
+// candidate pool's mean pairwise cosine μ (DESIGN.md §6 "AdaGReS"; the
+// formula is ours):
 //
-//	β(μ) = β_min + (β_max − β_min)·clamp01(μ),   β_min = 0.5, β_max = 1
+//	β(μ) = β_min + (β_max − β_min)·clamp01(μ)
+//
+// β_min = lo and β_max = hi are the session's context.beta_min and
+// context.beta_max (defaults 0.5 and 1).
 //
 // AdaGReS (Peng et al., 2025) calibrates the relevance–redundancy trade-off
 // per instance from candidate-pool statistics instead of a hand-tuned
@@ -28,9 +37,10 @@ const (
 // redundant pool (μ → 1) the full weight β = 1 is needed, which drives an
 // exact duplicate's gain to 0. β ≤ 1 keeps every gain ≥ 0 for
 // similarities ≤ 1, so an unrelated candidate is never pushed below a
-// redundant one by the penalty alone. NaN μ counts as 0.
-func AdaptiveBeta(meanSim float64) float64 {
-	return BetaMin + (BetaMax-BetaMin)*Clamp01(meanSim)
+// redundant one by the penalty alone. NaN μ counts as 0. Safe in workflow
+// code.
+func AdaptiveBetaRange(meanSim, lo, hi float64) float64 {
+	return lo + (hi-lo)*Clamp01(meanSim)
 }
 
 // Pack is the greedy marginal-information-gain knapsack (DESIGN.md §6).

@@ -12,9 +12,13 @@ import "math"
 const DefaultMaxWarpAngle = 0.5
 
 // TaskGAFloor is ε in the ranking formula (_TASK_GA_FLOOR in the original).
+// A fixed mathematical constant, not a parameter: it only keeps the product
+// RankScore non-zero when every GA is 0 (docs/parameters.md).
 const TaskGAFloor = 0.01
 
-// EvidenceDeficitFloor is the floor of EvidenceDeficit.
+// EvidenceDeficitFloor is the floor of EvidenceDeficit. A fixed
+// mathematical constant, not a parameter: it keeps the deficit factor of
+// RankScore non-zero for a fully covered task (seed 000; docs/parameters.md).
 const EvidenceDeficitFloor = 0.05
 
 // WarpAngle is the geodesic rotation angle for a budget pressure:
@@ -40,7 +44,7 @@ func WarpAngle(pressure, maxAngle float64) float64 {
 func WarpedCosine(cosEG, cosED, cosDG, theta float64) float64 {
 	cosEG, cosED, cosDG = clampCos(cosEG), clampCos(cosED), clampCos(cosDG)
 	s2 := 1 - cosED*cosED
-	if theta == 0 || s2 < 1e-12 {
+	if theta == 0 || s2 < 1e-12 { // fixed guard, not a parameter: the tangent is undefined
 		return cosEG
 	}
 	sn, cs := math.Sincos(theta)

@@ -17,6 +17,30 @@ const (
 	DefaultMinEvidence = 3  // MinEvidence
 )
 
+// SignalParams are the session's parameters of the signal pipeline
+// (algebra.attention_k, algebra.attention_tau, algebra.state_recency,
+// algebra.state_weight_*, algebra.novelty_weight_distance).
+type SignalParams struct {
+	AttentionK            int          `json:"attention_k"`
+	AttentionTau          float64      `json:"attention_tau"`
+	StateRecency          float64      `json:"state_recency"`
+	StateWeights          StateWeights `json:"state_weights"`
+	NoveltyDistanceWeight float64      `json:"novelty_distance"`
+}
+
+// DefaultNoveltyDistanceWeight is the default share of novelty from the
+// subspace turn (the rest is the new evidence's information gain).
+const DefaultNoveltyDistanceWeight = 0.5
+
+// DefaultSignalParams are the parameters' defaults: top-10 attention at
+// τ = 0.1, recency 2, state weights 0.5/0.3/0.2, novelty ½ turn + ½ gain.
+func DefaultSignalParams() SignalParams {
+	return SignalParams{
+		AttentionK: DefaultAttentionTopK, AttentionTau: DefaultAttentionTemperature, StateRecency: DefaultStateRecency,
+		StateWeights: DefaultStateWeights(), NoveltyDistanceWeight: DefaultNoveltyDistanceWeight,
+	}
+}
+
 // SignalInputs are the arrays one signal computation needs. Evidence rows
 // are ordered oldest → newest and the last NewEvidence rows are the ones
 // added since the previous computation. Strengths (optional, per evidence
@@ -25,7 +49,8 @@ const (
 // PrevState and PrevSVD are the previous iteration's State and SVD (nil /
 // EmptySVD on the first iteration). K is the SVD rank (0: DefaultSVDRank),
 // MinEvidence the minimum number of rows for a non-empty SVD (0:
-// DefaultMinEvidence), Seed the fixed seed of the randomized SVD.
+// DefaultMinEvidence), Seed the fixed seed of the randomized SVD. Params
+// are the session's signal parameters (nil: DefaultSignalParams).
 type SignalInputs struct {
 	Evidence    [][]float64
 	Strengths   []float64
@@ -38,6 +63,15 @@ type SignalInputs struct {
 	K           int
 	MinEvidence int
 	Seed        uint64
+	Params      *SignalParams
+}
+
+// params are in.Params, or the defaults.
+func (in SignalInputs) params() SignalParams {
+	if in.Params == nil {
+		return DefaultSignalParams()
+	}
+	return *in.Params
 }
 
 // SignalObservation is one iteration's raw signals (before EMA smoothing).
@@ -90,10 +124,9 @@ func (o SignalObservation) Scalars() ObservedScalars {
 //     SVD); Gap = SVD.GapDirection(goal).
 //  2. Goal alignment: GATask = NormalizeCosine(cos(task, goal)) (0 without
 //     a task); GAEvidence = AttentionGA(cos(e_i, goal), strengths,
-//     DefaultAttentionTopK, DefaultAttentionTemperature); GA =
-//     GoalAlignment(GATask, GAEvidence, n).
-//  3. Temporal: State = StateEmbedding(evidence, task, active,
-//     DefaultStateRecency); Stability = Stability(PrevState, State);
+//     AttentionK, AttentionTau); GA = GoalAlignment(GATask, GAEvidence, n).
+//  3. Temporal: State = StateEmbeddingWeighted(evidence, task, active,
+//     StateRecency, StateWeights); Stability = Stability(PrevState, State);
 //     Residual = ResidualDistance(centroid, goal) (1 without evidence).
 //     Confidences (continuous ramps, no warm-up flags):
 //     ev_conf = 1 − e^{−n};
@@ -102,13 +135,17 @@ func (o SignalObservation) Scalars() ObservedScalars {
 //     StabilityConf = ev_conf·prior_conf; ResidualConf = ev_conf;
 //     SVDConf = (1 − e^{−n/K}) when the SVD is non-empty, else 0, with K
 //     the requested rank (K rows give 0.63, 3K rows 0.95).
-//  4. Novelty (drives the next thinking budget):
-//     Novelty = ½·SubspaceDistance + ½·IG_new,
+//  4. Novelty (drives the next thinking budget), w = NoveltyDistanceWeight
+//     (default ½):
+//     Novelty = w·SubspaceDistance + (1 − w)·IG_new,
 //     IG_new = MeanInformationGain(new rows, older rows) (0 when
 //     NewEvidence = 0). High when the evidence subspace turned (1 on the
 //     first iterations, where PrevSVD is empty) or the new evidence points
 //     in new directions; low when nothing new arrived and the subspace
 //     stayed put.
+//
+// AttentionK, AttentionTau, StateRecency, StateWeights and
+// NoveltyDistanceWeight are in.Params (DefaultSignalParams when nil).
 func ComputeIterationSignals(in SignalInputs) SignalObservation {
 	K := in.K
 	if K <= 0 {
@@ -122,12 +159,13 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 	if d == 0 && len(in.Evidence) > 0 {
 		d = len(in.Evidence[0])
 	}
+	p := in.params()
 	ev, strengths, nNew := signalRows(in, d)
 	o := SignalObservation{NEvidence: len(ev)}
 	o.spectralStage(in, ev, d, K, minEv)
-	norms := o.alignmentStage(in, ev, strengths, d)
-	o.temporalStage(in, ev, nNew, d)
-	o.noveltyStage(ev, norms, nNew, d)
+	norms := o.alignmentStage(in, ev, strengths, d, p)
+	o.temporalStage(in, ev, nNew, d, p)
+	o.noveltyStage(ev, norms, nNew, d, p.NoveltyDistanceWeight)
 	return o
 }
 
@@ -181,7 +219,7 @@ func (o *SignalObservation) spectralStage(in SignalInputs, ev [][]float64, d, K,
 
 // alignmentStage is stage 2. It returns the evidence row norms because stage
 // 4 needs them too and they are the costly part on a full evidence matrix.
-func (o *SignalObservation) alignmentStage(in SignalInputs, ev [][]float64, strengths []float64, d int) []float64 {
+func (o *SignalObservation) alignmentStage(in SignalInputs, ev [][]float64, strengths []float64, d int, p SignalParams) []float64 {
 	n := len(ev)
 	gu := Normalize(in.Goal)
 	gOK := Dot(gu, gu) > 0
@@ -198,7 +236,7 @@ func (o *SignalObservation) alignmentStage(in SignalInputs, ev [][]float64, stre
 		o.GATask = NormalizeCosine(Cosine(in.Task, in.Goal))
 	}
 	if n > 0 {
-		o.GAEvidence = AttentionGA(cos, strengths, DefaultAttentionTopK, DefaultAttentionTemperature)
+		o.GAEvidence = AttentionGA(cos, strengths, p.AttentionK, p.AttentionTau)
 	}
 	o.GA = GoalAlignment(o.GATask, o.GAEvidence, n)
 	return norms
@@ -208,9 +246,9 @@ func (o *SignalObservation) alignmentStage(in SignalInputs, ev [][]float64, stre
 // previous state is comparable, so the tracker holds instead of reading the
 // 0.5 "no information" value as drift; the residual reuses the SVD's mean
 // when it has one rather than recomputing the centroid.
-func (o *SignalObservation) temporalStage(in SignalInputs, ev [][]float64, nNew, d int) {
+func (o *SignalObservation) temporalStage(in SignalInputs, ev [][]float64, nNew, d int, p SignalParams) {
 	n := len(ev)
-	o.State = StateEmbedding(ev, in.Task, in.Active, DefaultStateRecency)
+	o.State = StateEmbeddingWeighted(ev, in.Task, in.Active, p.StateRecency, p.StateWeights)
 	o.Stability = Stability(in.PrevState, o.State)
 	evConf := Confidence(float64(n))
 	if len(in.PrevState) > 0 && len(in.PrevState) == len(o.State) {
@@ -227,14 +265,14 @@ func (o *SignalObservation) temporalStage(in SignalInputs, ev [][]float64, nNew,
 	o.ResidualConf = evConf
 }
 
-// noveltyStage is stage 4; without new rows there is no information gain to
-// measure, and the subspace turn alone decides.
-func (o *SignalObservation) noveltyStage(ev [][]float64, norms []float64, nNew, d int) {
+// noveltyStage is stage 4, w the subspace turn's share; without new rows
+// there is no information gain to measure (IG_new = 0).
+func (o *SignalObservation) noveltyStage(ev [][]float64, norms []float64, nNew, d int, w float64) {
 	var igNew float64
 	if nNew > 0 {
 		igNew = meanIGNormed(ev, norms, len(ev)-nNew, d)
 	}
-	o.Novelty = Clamp01(0.5*o.SubspaceDistance + 0.5*igNew)
+	o.Novelty = Clamp01(w*o.SubspaceDistance + (1-w)*igNew)
 }
 
 // meanIGNormed is MeanInformationGain(ev[old:], ev[:old]) using the

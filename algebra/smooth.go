@@ -7,9 +7,9 @@ import "math"
 // Every function in this file is safe to call from Temporal workflow code:
 // plain float64 arithmetic, no allocation, no goroutines, no randomness.
 
-// DefaultHorizonAlpha is the default steepness α of BudgetHorizon (seed 003).
-// The agent loop passes its own value (TerminationConfig.budget_alpha, 4.0 in
-// the original) from configuration.
+// DefaultHorizonAlpha is the default steepness α of BudgetHorizon (seed 003),
+// documentation only: both loops pass the session's budget.alpha
+// (TerminationConfig.budget_alpha, 4.0 in the original).
 const DefaultHorizonAlpha = 5.0
 
 // SoftGate is a tanh-based sigmoid gate centred at threshold t with

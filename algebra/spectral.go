@@ -157,7 +157,7 @@ func (s SharedSVD) GapDirection(goal []float64) []float64 {
 			r[j] -= c * x
 		}
 	}
-	if Norm(r) <= 1e-9*Norm(goal) {
+	if Norm(r) <= 1e-9*Norm(goal) { // fixed numerical guard, not a parameter
 		return Normalize(goal)
 	}
 	return Normalize(r)

@@ -52,6 +52,27 @@ type Budget struct {
 	MaxTokens     int           `mapstructure:"max_tokens" json:"max_tokens"`
 	Alpha         float64       `mapstructure:"alpha" json:"alpha"`
 	PsiThreshold  float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
+	ZeroYieldStep float64       `mapstructure:"zero_yield_step" json:"zero_yield_step"`
+	// The termination potential's gates (both loops).
+	PsiQualityThreshold     float64 `mapstructure:"psi_quality_threshold" json:"psi_quality_threshold"`
+	PsiReadinessTemperature float64 `mapstructure:"psi_readiness_temperature" json:"psi_readiness_temperature"`
+	PsiPressureCenter       float64 `mapstructure:"psi_pressure_center" json:"psi_pressure_center"`
+	PsiPressureTemperature  float64 `mapstructure:"psi_pressure_temperature" json:"psi_pressure_temperature"`
+	PsiResourceCenter       float64 `mapstructure:"psi_resource_center" json:"psi_resource_center"`
+	PsiResourceTemperature  float64 `mapstructure:"psi_resource_temperature" json:"psi_resource_temperature"`
+}
+
+// PsiParams are the termination potential's gates, for both loops.
+func (b Budget) PsiParams() algebra.PsiParams {
+	return algebra.PsiParams{
+		MinIters:            float64(b.MinIterations),
+		QualityThreshold:    b.PsiQualityThreshold,
+		IterTemperature:     b.PsiReadinessTemperature,
+		PressureCenter:      b.PsiPressureCenter,
+		PressureTemperature: b.PsiPressureTemperature,
+		ResourceCenter:      b.PsiResourceCenter,
+		ResourceTemperature: b.PsiResourceTemperature,
+	}
 }
 
 type Thinking struct {
@@ -102,6 +123,24 @@ type Algebra struct {
 	ResearchWeightGA   float64 `mapstructure:"research_weight_ga" json:"research_weight_ga"`
 	ResearchWeightTemp float64 `mapstructure:"research_weight_temporal" json:"research_weight_temporal"`
 	ResearchWeightCov  float64 `mapstructure:"research_weight_coverage" json:"research_weight_coverage"`
+	AttentionK         int     `mapstructure:"attention_k" json:"attention_k"`
+	AttentionTau       float64 `mapstructure:"attention_tau" json:"attention_tau"`
+	CorroborationBoost float64 `mapstructure:"corroboration_boost" json:"corroboration_boost"`
+	ContradictionPen   float64 `mapstructure:"contradiction_penalty" json:"contradiction_penalty"`
+	StateRecency       float64 `mapstructure:"state_recency" json:"state_recency"`
+	StateWeightEv      float64 `mapstructure:"state_weight_evidence" json:"state_weight_evidence"`
+	StateWeightTask    float64 `mapstructure:"state_weight_task" json:"state_weight_task"`
+	StateWeightActive  float64 `mapstructure:"state_weight_active" json:"state_weight_active"`
+	NoveltyWeightDist  float64 `mapstructure:"novelty_weight_distance" json:"novelty_weight_distance"`
+}
+
+// SignalParams are the agent loop's signal parameters (Observe).
+func (a Algebra) SignalParams() algebra.SignalParams {
+	return algebra.SignalParams{
+		AttentionK: a.AttentionK, AttentionTau: a.AttentionTau, StateRecency: a.StateRecency,
+		StateWeights:          algebra.StateWeights{Evidence: a.StateWeightEv, Task: a.StateWeightTask, Active: a.StateWeightActive},
+		NoveltyDistanceWeight: a.NoveltyWeightDist,
+	}
 }
 
 // AgentWeights are the agent loop's convergence weights.
@@ -122,6 +161,8 @@ type Context struct {
 	PPRMaxIter    int     `mapstructure:"ppr_max_iter" json:"ppr_max_iter"`
 	GAWeightLow   float64 `mapstructure:"ga_weight_low" json:"ga_weight_low"`
 	GAWeightHigh  float64 `mapstructure:"ga_weight_high" json:"ga_weight_high"`
+	BetaMin       float64 `mapstructure:"beta_min" json:"beta_min"`
+	BetaMax       float64 `mapstructure:"beta_max" json:"beta_max"`
 }
 
 type Research struct {
@@ -130,6 +171,16 @@ type Research struct {
 	QueryDedupThreshold float64       `mapstructure:"query_dedup_threshold" json:"query_dedup_threshold"`
 	PsiThreshold        float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
 	MinBatches          int           `mapstructure:"min_batches" json:"min_batches"`
+	AttentionK          int           `mapstructure:"attention_k" json:"attention_k"`
+	StrengthGoalWeight  float64       `mapstructure:"strength_goal_weight" json:"strength_goal_weight"`
+	StrengthGainWeight  float64       `mapstructure:"strength_gain_weight" json:"strength_gain_weight"`
+	PriorPDF            float64       `mapstructure:"prior_pdf" json:"prior_pdf"`
+	PriorHTML           float64       `mapstructure:"prior_html" json:"prior_html"`
+	PriorText           float64       `mapstructure:"prior_text" json:"prior_text"`
+	PriorTranscript     float64       `mapstructure:"prior_transcript" json:"prior_transcript"`
+	PriorLLM            float64       `mapstructure:"prior_llm" json:"prior_llm"`
+	PriorOther          float64       `mapstructure:"prior_other" json:"prior_other"`
+	LLMEvidenceStrength float64       `mapstructure:"llm_evidence_strength" json:"llm_evidence_strength"`
 	DiscoverLimit       int           `mapstructure:"discover_limit" json:"discover_limit"`
 	BatchSize           int           `mapstructure:"batch_size" json:"batch_size"`
 	MaxPages            int           `mapstructure:"max_pages" json:"max_pages"`

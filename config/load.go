@@ -198,6 +198,9 @@ func (c Config) Validate() error {
 	if c.Budget.MinIterations > c.Budget.MaxIterations {
 		errs = append(errs, fmt.Errorf("config: budget.min_iterations (%d) exceeds budget.max_iterations (%d)", c.Budget.MinIterations, c.Budget.MaxIterations))
 	}
+	if c.Context.BetaMin > c.Context.BetaMax {
+		errs = append(errs, fmt.Errorf("config: context.beta_min (%v) exceeds context.beta_max (%v)", c.Context.BetaMin, c.Context.BetaMax))
+	}
 	if c.Research.MinTime > c.Research.MaxTime {
 		errs = append(errs, fmt.Errorf("config: research.min_time (%s) exceeds research.max_time (%s)", c.Research.MinTime, c.Research.MaxTime))
 	}

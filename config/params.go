@@ -43,6 +43,14 @@ var params = []Param{
 	p("budget.max_tokens", Int, 4000000, 1000, 1e10, "tokens are tracked, not a pressure source (seed 000)"),
 	p("budget.alpha", Float, 4.0, 0.1, 20, "budget_horizon steepness (TerminationConfig.budget_alpha)"),
 	p("budget.psi_threshold", Float, 0.82, 0.01, 1, "agent loop terminates when psi exceeds this"),
+	p("budget.zero_yield_step", Float, 0.08, 0, 1, "convergence boost per consecutive iteration whose searches found nothing (seed 000 Zero-Yield Tracking: three add 0.24)"),
+	// termination potential psi, both loops (seed 000 "Termination Potential")
+	p("budget.psi_quality_threshold", Float, 0.15, 0, 1, "convergence quality (convergence x plateau) above which pressure acts at near-full strength; 0 = no quality gate"),
+	p("budget.psi_readiness_temperature", Float, 4.0, 0.1, 100, "soft-gate temperature of iteration readiness around min_iterations - 0.5 (seed: T=4)"),
+	p("budget.psi_pressure_center", Float, 0.85, 0, 1, "pressure at which pressure urgency is one half (seed: soft_gate(pressure, 0.85, T=8))"),
+	p("budget.psi_pressure_temperature", Float, 8.0, 0.1, 100, "soft-gate temperature of pressure urgency (seed: T=8)"),
+	p("budget.psi_resource_center", Float, 0.95, 0, 1, "resource progress at which resource urgency is one half (seed: soft_gate(resource_progress, 0.95, T=12))"),
+	p("budget.psi_resource_temperature", Float, 12.0, 0.1, 100, "soft-gate temperature of resource urgency (seed: T=12)"),
 
 	// thinking budget (seed 000 step 7)
 	p("thinking.min_tokens", Int, 6144, 0, 1000000, "late, pressured iterations: terse synthesis"),
@@ -89,6 +97,15 @@ var params = []Param{
 	p("algebra.research_weight_ga", Float, 0.30, 0, 1, "research convergence weight of goal alignment"),
 	p("algebra.research_weight_temporal", Float, 0.50, 0, 1, "research convergence weight of information-gain saturation, its primary stopping signal"),
 	p("algebra.research_weight_coverage", Float, 0.20, 0, 1, "research convergence weight of coverage"),
+	p("algebra.attention_k", Int, 10, 1, 1000, "evidence items the agent loop's evidence GA attends to, best-aligned first"),
+	p("algebra.attention_tau", Float, 0.1, 0.001, 10, "softmax temperature of the evidence GA (both loops): a GA difference of tau is a factor e in weight"),
+	p("algebra.corroboration_boost", Float, 0.30, 0, 1, "share of its headroom an item's strength gains when entailed by evidence from other sources (saturating in the edge weights)"),
+	p("algebra.contradiction_penalty", Float, 0.10, 0, 1, "share of its strength an item loses when contradicted by evidence from other sources; smaller than the boost: a contradiction label is less reliable"),
+	p("algebra.state_recency", Float, 2.0, 0, 20, "recency exponent of the state embedding: the newest evidence weighs e^r times the oldest (r=2: 7.4)"),
+	p("algebra.state_weight_evidence", Float, 0.5, 0, 1, "state embedding weight of the evidence centroid: the focus is mostly what was found"),
+	p("algebra.state_weight_task", Float, 0.3, 0, 1, "state embedding weight of the current task"),
+	p("algebra.state_weight_active", Float, 0.2, 0, 1, "state embedding weight of the other ACTIVE tasks"),
+	p("algebra.novelty_weight_distance", Float, 0.5, 0, 1, "share of novelty (thinking budget) from the evidence subspace's turn; the rest is the new evidence's information gain"),
 
 	// context composition (DESIGN.md §6)
 	p("context.token_budget", Int, 6000, 256, 1000000, "tokens of packed context in one DIN-Read"),
@@ -98,6 +115,8 @@ var params = []Param{
 	p("context.ppr_max_iter", Int, 50, 1, 1000, "PPR power-iteration cap"),
 	p("context.ga_weight_low", Float, 0.3, 0, 1, "GA weight w0 at zero pressure"),
 	p("context.ga_weight_high", Float, 0.8, 0, 1, "GA weight w1 at full pressure (shifted with p^2)"),
+	p("context.beta_min", Float, 0.5, 0, 1, "AdaGReS redundancy weight of a diverse candidate pool (mean pairwise cosine 0): cosines have a baseline, half strength suffices"),
+	p("context.beta_max", Float, 1.0, 0, 1, "AdaGReS redundancy weight of a redundant pool (mean cosine 1): an exact duplicate gains nothing; above 1 gains could turn negative"),
 
 	// research (DESIGN.md §7)
 	p("research.corpus_dir", String, "", 0, 0, "local corpus directory (HTML/Markdown/text) searched offline"),
@@ -105,6 +124,16 @@ var params = []Param{
 	p("research.query_dedup_threshold", Float, 0.92, 0.5, 1, "a query this close to an earlier one of the same task is skipped"),
 	p("research.psi_threshold", Float, 0.70, 0.01, 1, "research loop terminates when its psi exceeds this"),
 	p("research.min_batches", Int, 1, 1, 100, "research psi's readiness gate: no convergence stop before this many batches"),
+	p("research.attention_k", Int, 8, 1, 1000, "evidence items of one ingested batch its GA attends to: a batch is a few pages, fewer items than a session"),
+	p("research.strength_goal_weight", Float, 0.6, 0, 1, "evidence strength weight of goal alignment: about the goal first"),
+	p("research.strength_gain_weight", Float, 0.4, 0, 1, "evidence strength weight of information gain against evidence already held: new content second"),
+	p("research.prior_pdf", Float, 1.0, 0, 1, "strength factor of PDFs (papers, reports)"),
+	p("research.prior_html", Float, 0.95, 0, 1, "strength factor of web pages"),
+	p("research.prior_text", Float, 0.95, 0, 1, "strength factor of plain text and Markdown"),
+	p("research.prior_transcript", Float, 0.9, 0, 1, "strength factor of transcripts: speech-to-text noise"),
+	p("research.prior_llm", Float, 0.8, 0, 1, "strength factor of model-written text scored by the strength formula"),
+	p("research.prior_other", Float, 0.9, 0, 1, "strength factor of evidence of an unknown kind"),
+	p("research.llm_evidence_strength", Float, 0.5, 0.01, 1, "strength of evidence the model writes in an evidence op: its own knowledge, not a page it read"),
 	p("research.discover_limit", Int, 10, 1, 100, "URLs asked from a provider per query"),
 	p("research.batch_size", Int, 3, 1, 32, "pages fetched per Fetch activity"),
 	p("research.max_pages", Int, 12, 1, 1000, "pages per research run"),

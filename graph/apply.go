@@ -10,7 +10,8 @@ import (
 	"github.com/lethe-research/lethe/algebra"
 )
 
-// LLMEvidenceStrength is the strength of evidence written by an evidence op.
+// LLMEvidenceStrength is the default strength of evidence written by an
+// evidence op (research.llm_evidence_strength; ApplyRequest.EvidenceStrength).
 const LLMEvidenceStrength = 0.5
 
 // ApplyPlan is the outcome of PlanApply: the result to report and the writes
@@ -58,8 +59,9 @@ type ApplyPlan struct {
 //     - complete: DONE, ResultSummary = op.Result, ResultEmbedding = op.Embedding.
 //     - fail: FAILED, ResultSummary = op.Reason.
 //     - continue: ACTIVE -> PENDING; other statuses unchanged.
-//     - evidence: Evidence of kind llm (strength LLMEvidenceStrength,
-//     content hash dedup against the session and the request).
+//     - evidence: Evidence of kind llm (strength req.EvidenceStrength,
+//     LLMEvidenceStrength when <= 0; content hash dedup against the
+//     session and the request).
 //  3. Result.Applied counts the ops that changed something. When it is > 0,
 //     NProductive of req.ActiveTask grows by one (unless that task was
 //     FAILED before the request).
@@ -111,6 +113,14 @@ type planner struct {
 }
 
 func (p *planner) taskID(short string) string { return TaskID(p.req.SessionID, short) }
+
+// evidenceStrength is the strength of evidence an evidence op writes.
+func (p *planner) evidenceStrength() float64 {
+	if p.req.EvidenceStrength > 0 {
+		return p.req.EvidenceStrength
+	}
+	return LLMEvidenceStrength
+}
 
 // run applies the rules of PlanApply in their documented order. Each rule is
 // its own step so that a change to one (say, how depths are derived) cannot

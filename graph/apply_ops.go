@@ -215,7 +215,7 @@ func (p *planner) applyEvidence(op Op) error {
 		Content:     op.Content,
 		SourceURL:   op.Source,
 		Kind:        KindLLM,
-		Strength:    LLMEvidenceStrength,
+		Strength:    p.evidenceStrength(),
 		Embedding:   slices.Clone(op.Embedding),
 		CreatedIter: p.req.Iteration,
 		ContentHash: h,

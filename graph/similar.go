@@ -49,15 +49,43 @@ type SimilarParams struct {
 	Probes int
 	// NLIBatch is the number of pairs per Classify call (0 = 64).
 	NLIBatch int
+	// Refine is how labelled edges move evidence strengths (the session's
+	// algebra.corroboration_boost and algebra.contradiction_penalty); nil
+	// means DefaultRefinement.
+	Refine *Refinement
 }
 
-// DefaultProbes is the default SimilarParams.Probes.
+// Refinement is the strength refinement of phase 4: an item entailed by
+// evidence from other sources moves toward 1 by up to Boost of its
+// headroom, an item contradicted by other sources loses up to Penalty of
+// its value, both saturating smoothly (1 − e^−x) in the summed edge weights.
+type Refinement struct {
+	Boost   float64 `json:"boost"`
+	Penalty float64 `json:"penalty"`
+}
+
+// DefaultRefinement is StrengthBoost and StrengthPenalty.
+func DefaultRefinement() Refinement {
+	return Refinement{Boost: StrengthBoost, Penalty: StrengthPenalty}
+}
+
+// refinement is p.Refine, or the default.
+func (p SimilarParams) refinement() Refinement {
+	if p.Refine == nil {
+		return DefaultRefinement()
+	}
+	return *p.Refine
+}
+
+// DefaultProbes is the default SimilarParams.Probes. Not a decision
+// threshold: it trades the pre-filter's speed against its recall of pairs
+// over the same similarity threshold (exhaustive when k <= probes); see
+// docs/parameters.md.
 const DefaultProbes = 2
 
-// Strength refinement constants: an item entailed by evidence from other
-// sources moves toward 1 by up to StrengthBoost of its headroom, an item
-// contradicted by other sources loses up to StrengthPenalty of its value,
-// both saturating smoothly (1 - e^-x) in the summed edge weights.
+// Default strength refinement (DefaultRefinement): the defaults of the
+// session parameters algebra.corroboration_boost and
+// algebra.contradiction_penalty.
 const (
 	StrengthBoost   = 0.30
 	StrengthPenalty = 0.10
@@ -93,7 +121,8 @@ type SimilarStats struct {
 //     without the new labels and SimilarStats.NLIError says why.
 //  3. commit: ReplaceSimilar over all the session's evidence.
 //  4. refine: strength = base strength, boosted for entailment by items of a
-//     different source (host), lowered for contradiction, clamped to [0,1].
+//     different source (host), lowered for contradiction, clamped to [0,1]
+//     (Refinement.Strength with p.Refine).
 //
 // The result depends only on the stored evidence and the classifier's
 // answers, never on map order or timing.
@@ -131,7 +160,7 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 	}
 
 	// Phase 4: refine strengths.
-	n, err := refineStrengths(ctx, s, sessionID, evs, out)
+	n, err := refineStrengths(ctx, s, sessionID, evs, out, p.refinement())
 	st.Refined = n
 	if err != nil {
 		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
@@ -421,7 +450,7 @@ func kmeans(vec [][]float64, k int) [][]float64 {
 				far, farSim = i, b
 			}
 		}
-		if far < 0 || farSim >= 1-1e-12 {
+		if far < 0 || farSim >= 1-1e-12 { // fixed numerical guard, not a parameter
 			break // fewer distinct points than k
 		}
 		c := slices.Clone(vec[far])
@@ -501,12 +530,21 @@ func sourceKey(raw string) string {
 	return strings.ToLower(raw)
 }
 
-// RefineStrength is the refined strength of an item with base strength
-// base, summed SIMILAR_TO weights `support` of entailing items from other
-// sources and `against` of contradicting items from other sources.
+// RefineStrength is Refinement.Strength with DefaultRefinement.
 func RefineStrength(base, support, against float64) float64 {
-	s := base + (1-base)*StrengthBoost*(1-math.Exp(-support))
-	s *= 1 - StrengthPenalty*(1-math.Exp(-against))
+	return DefaultRefinement().Strength(base, support, against)
+}
+
+// Strength is the refined strength of an item with base strength base,
+// summed SIMILAR_TO weights `support` of entailing items from other sources
+// and `against` of contradicting items from other sources:
+//
+//	s = (base + (1 − base)·Boost·(1 − e^−support)) · (1 − Penalty·(1 − e^−against))
+//
+// clamped to [0, 1].
+func (r Refinement) Strength(base, support, against float64) float64 {
+	s := base + (1-base)*r.Boost*(1-math.Exp(-support))
+	s *= 1 - r.Penalty*(1-math.Exp(-against))
 	return math.Max(0, math.Min(1, s))
 }
 
@@ -524,13 +562,13 @@ type strengthRecord struct {
 // the recorded bases rather than from the stored values, so that a repeated
 // sync is a no-op instead of compounding the boost; it returns how many
 // stored strengths changed.
-func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge) (int, error) {
+func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge, ref Refinement) (int, error) {
 	rec, err := loadStrengthRecords(ctx, s, sessionID)
 	if err != nil {
 		return 0, err
 	}
 	support, against := independentWeights(evs, edges)
-	next, updates := nextStrengths(evs, rec, support, against)
+	next, updates := nextStrengths(evs, rec, support, against, ref)
 	// The record goes first: if the process dies between the two writes, the
 	// stored strengths still equal the recorded Prev values (or are bases,
 	// for items seen the first time), so the next sync keeps the bases.
@@ -599,7 +637,7 @@ func independentWeights(evs []Evidence, edges []Edge) (support, against map[stri
 // change. A stored strength that matches neither the last refined value nor
 // the one before was changed by someone else (re-scoring), so it becomes the
 // new base instead of being overwritten.
-func nextStrengths(evs []Evidence, rec map[string]strengthRecord, support, against map[string]float64) (map[string]strengthRecord, map[string]float64) {
+func nextStrengths(evs []Evidence, rec map[string]strengthRecord, support, against map[string]float64, ref Refinement) (map[string]strengthRecord, map[string]float64) {
 	next := make(map[string]strengthRecord, len(evs))
 	updates := map[string]float64{}
 	for i := range evs {
@@ -608,7 +646,7 @@ func nextStrengths(evs []Evidence, rec map[string]strengthRecord, support, again
 		if !ok || (e.Strength != r.Refined && e.Strength != r.Prev) {
 			r = strengthRecord{Base: e.Strength, Refined: e.Strength}
 		}
-		if want := RefineStrength(r.Base, support[e.ID], against[e.ID]); want != r.Refined {
+		if want := ref.Strength(r.Base, support[e.ID], against[e.ID]); want != r.Refined {
 			r.Prev, r.Refined = r.Refined, want
 		}
 		if r.Refined != e.Strength {

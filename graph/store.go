@@ -50,6 +50,10 @@ type ApplyRequest struct {
 	ActiveTask     string // short id of the task selected this iteration
 	Ops            []Op
 	DedupThreshold float64 // a create whose embedding has cosine > this with an existing task maps onto it; <= 0 disables dedup
+	// EvidenceStrength is the strength of evidence written by an evidence op
+	// (the session's research.llm_evidence_strength); <= 0 means
+	// LLMEvidenceStrength.
+	EvidenceStrength float64
 }
 
 // ApplyResult says what a write did.

@@ -8,7 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// BM25 parameters of the corpus index.
+// BM25 parameters of the corpus index and of chunk pre-selection
+// (SelectChunks): the standard Robertson–Spärck Jones values, fixed rather
+// than session parameters (docs/parameters.md).
 const (
 	BM25K1 = 1.2
 	BM25B  = 0.75

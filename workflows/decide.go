@@ -29,9 +29,9 @@ type budgetOutput struct {
 // budgetUpdate is the budget manager (seed 000 "Budget Management"):
 //
 //	r = ResourceProgress(iter/maxIter, elapsed/maxWall)   bottleneck of the two
-//	c = ZeroYieldBoost(convergence, zeroYield)
+//	c = ZeroYieldBoostStep(convergence, zeroYield, zero_yield_step)
 //	p = BudgetHorizon(AcceleratedProgress(r, c), α)
-//	ψ = Psi(c, plateau, iter, minIter, p, r)
+//	ψ = PsiWith(psi gates, c, plateau, iter, minIter, p, r)
 //
 // and the thinking budget from novelty (1 before anything was observed:
 // unfamiliar territory) and pressure.
@@ -40,9 +40,9 @@ func budgetUpdate(in budgetInput, b config.Budget, th config.Thinking) budgetOut
 	iterFrac := float64(in.Iteration) / float64(in.MaxIterations)
 	wallFrac := in.Elapsed.Seconds() / in.MaxWallClock.Seconds()
 	out.ResourceProgress = algebra.ResourceProgress(iterFrac, wallFrac)
-	conv := algebra.ZeroYieldBoost(in.Prev.Convergence, in.ZeroYield)
+	conv := algebra.ZeroYieldBoostStep(in.Prev.Convergence, in.ZeroYield, b.ZeroYieldStep)
 	out.Pressure = algebra.BudgetHorizon(algebra.AcceleratedProgress(out.ResourceProgress, conv), b.Alpha)
-	out.Psi = algebra.Psi(algebra.PsiInputs{
+	out.Psi = algebra.PsiWith(b.PsiParams(), algebra.PsiInputs{
 		Convergence:      conv,
 		Plateau:          in.Prev.Plateau,
 		Iterations:       float64(in.Iteration),
@@ -83,7 +83,8 @@ func selectTask(rs activities.ReadStateResult, pressure, maxWarp float64) string
 
 // pack is step 6 (DESIGN.md §6): s_i = (1−w)·ppr_i/max(ppr) + w·GA_i with
 // w = w0 + (w1−w0)·p², then the MIG knapsack with AdaGReS redundancy β
-// adapted to the candidates' mean pairwise cosine, under the token budget.
+// adapted to the candidates' mean pairwise cosine between
+// context.beta_min and context.beta_max, under the token budget.
 // It returns the picked candidates, best score first.
 func pack(ex activities.ExpandResult, pressure float64, c config.Context) []activities.Candidate {
 	n := len(ex.Candidates)
@@ -104,7 +105,7 @@ func pack(ex activities.ExpandResult, pressure float64, c config.Context) []acti
 		scores[i] = algebra.BlendScore(norm, algebra.NormalizeCosine(cand.CosGoal), w)
 		tokens[i] = cand.Tokens
 	}
-	picked := algebra.Pack(scores, tokens, ex.Sims.At, c.TokenBudget, algebra.AdaptiveBeta(ex.Sims.Mean()))
+	picked := algebra.Pack(scores, tokens, ex.Sims.At, c.TokenBudget, algebra.AdaptiveBetaRange(ex.Sims.Mean(), c.BetaMin, c.BetaMax))
 	sortByScore(picked, scores)
 	out := make([]activities.Candidate, len(picked))
 	for i, j := range picked {

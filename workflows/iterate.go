@@ -89,7 +89,8 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	newEvidence, hadCalls := 0, false
 	if ok {
 		var out activities.ApplyOutput
-		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold}
+		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
+			EvidenceStrength: s.cfg.Research.LLMEvidenceStrength}
 		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), activities.NameApplyOps, in, &out); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
 		}
@@ -261,8 +262,9 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 // and the convergence score in workflow state.
 func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int) error {
 	var o activities.Observation
+	sig := s.cfg.Algebra.SignalParams()
 	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence,
-		SVDK: s.cfg.Algebra.SVDK, MinEvidence: s.cfg.Algebra.MinEvidence}
+		SVDK: s.cfg.Algebra.SVDK, MinEvidence: s.cfg.Algebra.MinEvidence, Signals: &sig}
 	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), activities.NameObserve, in, &o); err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
 	}

@@ -161,7 +161,7 @@ func (r *researchRun) score(ctx workflow.Context, ing activities.IngestResult, p
 	plateau := algebra.PlateauIndicator(conv-r.prevConv, cfg.Algebra.PlateauTol)
 	r.prevConv = conv
 	progress := algebra.ResourceProgress(float64(r.res.Pages)/float64(cfg.Research.MaxPages), r.elapsed(ctx).Seconds()/r.budget.Seconds())
-	r.res.Psi = algebra.Psi(algebra.PsiInputs{
+	r.res.Psi = algebra.PsiWith(cfg.Budget.PsiParams(), algebra.PsiInputs{
 		Convergence: conv, Plateau: plateau, Iterations: float64(r.res.Batches), MinIters: float64(cfg.Research.MinBatches),
 		Pressure: algebra.BudgetHorizon(progress, cfg.Budget.Alpha), ResourceProgress: progress,
 	})
