@@ -30,16 +30,25 @@ const deviantConfig = `context:
   ppr_alpha: 0.5
   max_candidates: 8
   token_budget: 900
+  beta_min: 0.9
 algebra:
   svd_k: 4
   similar_threshold: 0.5
   similar_max_per_node: 2
+  attention_k: 2
+  corroboration_boost: 0.9
+  state_recency: 9
 assembly:
   mmr_lambda: 0.2
   leaf_evidence: 2
 research:
   chunk_chars: 300
   max_chunks_per_page: 2
+  strength_goal_weight: 0.1
+  prior_html: 0.4
+  attention_k: 2
+budget:
+  zero_yield_step: 0.5
 `
 
 // TestTwoWorkerConfigsOneHistory runs one session on a single worker with
