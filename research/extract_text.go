@@ -84,114 +84,144 @@ func (l Limits) ExtractMarkdown(r io.Reader, url string) (Document, error) {
 		return Document{}, fmt.Errorf("research: read Markdown %s: %w", url, err)
 	}
 	doc := Document{URL: url, Kind: graph.KindText, Bytes: len(data)}
-	lines := strings.Split(decodeText(data), "\n")
-
-	frontTitle := ""
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
-		for i := 1; i < len(lines) && i < 200; i++ {
-			t := strings.TrimSpace(lines[i])
-			if t == "---" || t == "..." {
-				for _, fl := range lines[1:i] {
-					if m := mdFrontTitle.FindStringSubmatch(strings.TrimSpace(fl)); m != nil && frontTitle == "" {
-						frontTitle = collapseSpace(m[1])
-					}
-				}
-				lines = lines[i+1:]
-				break
-			}
-		}
-	}
-
-	lc := &linkCollector{base: parseBase(url), self: stripFragment(url), seen: map[string]bool{}, maxURL: l.withDefaults().MaxURLBytes}
-	var out []string
-	heading := func(h string) {
-		h = collapseSpace(mdInline(h, lc))
-		if h == "" {
-			return
-		}
-		if doc.Title == "" {
-			doc.Title = h
-		}
-		out = append(out, "", h, "")
-	}
-	fence := ""
+	frontTitle, lines := mdFrontMatter(strings.Split(decodeText(data), "\n"))
+	md := &mdWriter{doc: &doc, lc: &linkCollector{base: parseBase(url), self: stripFragment(url), seen: map[string]bool{}, maxURL: l.withDefaults().MaxURLBytes}}
 	for i := 0; i < len(lines); i++ {
-		line := strings.TrimRight(lines[i], " \t")
-		if fence != "" {
-			if strings.HasPrefix(strings.TrimLeft(line, " "), fence) && strings.Trim(strings.TrimSpace(line), fence[:1]) == "" {
-				fence = ""
-				out = append(out, "")
-				continue
-			}
-			out = append(out, line)
-			continue
-		}
-		if m := mdFence.FindStringSubmatch(line); m != nil {
-			fence = m[1]
-			out = append(out, "")
-			continue
-		}
-		// Blockquote markers (possibly nested).
-		for {
-			loc := mdQuote.FindStringIndex(line)
-			if loc == nil {
-				break
-			}
-			line = line[loc[1]:]
-		}
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" {
-			out = append(out, "")
-			continue
-		}
-		if m := mdATX.FindStringSubmatch(line); m != nil {
-			heading(m[2])
-			continue
-		}
-		// Setext heading: a text line followed by === or ---.
-		if i+1 < len(lines) && !mdList.MatchString(line) && !strings.Contains(trimmed, "|") {
-			next := strings.TrimRight(lines[i+1], " \t")
-			if mdSetextH1.MatchString(next) || (mdSetextH2.MatchString(next) && strings.TrimSpace(next) != "") {
-				heading(trimmed)
-				i++
-				continue
-			}
-		}
-		if mdRule.MatchString(line) {
-			out = append(out, "")
-			continue
-		}
-		if m := mdRefDef.FindStringSubmatch(line); m != nil {
-			lc.add(m[1])
-			continue
-		}
-		if mdTableSep.MatchString(line) && strings.Contains(line, "-") && strings.Contains(line, "|") {
-			continue
-		}
-		if loc := mdList.FindStringIndex(line); loc != nil {
-			line = line[loc[1]:]
-		}
-		if strings.Contains(trimmed, "|") && strings.HasPrefix(trimmed, "|") {
-			line = strings.TrimSpace(line)
-			line = strings.TrimPrefix(line, "|")
-			line = strings.TrimSuffix(line, "|")
-		}
-		out = append(out, strings.TrimSpace(mdInline(line, lc)))
+		i = md.line(lines, i)
 	}
-	doc.Text = tidyText(strings.Join(out, "\n"))
-	doc.Links = lc.links
-	if doc.Title == "" {
-		doc.Title = frontTitle
-	}
-	if doc.Title == "" {
-		for _, l := range strings.Split(doc.Text, "\n") {
-			if t := collapseSpace(l); t != "" {
-				doc.Title = truncateRunes(t, maxTitleRunes)
-				break
-			}
-		}
-	}
+	doc.Text = tidyText(strings.Join(md.out, "\n"))
+	doc.Links = md.lc.links
+	doc.Title = mdTitle(doc.Title, frontTitle, doc.Text)
 	return l.Document(doc, url), nil
+}
+
+// mdFrontMatter splits off a YAML front matter block (--- … --- or ...),
+// returning its title: and the lines after it.
+func mdFrontMatter(lines []string) (string, []string) {
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return "", lines
+	}
+	for i := 1; i < len(lines) && i < 200; i++ {
+		if t := strings.TrimSpace(lines[i]); t != "---" && t != "..." {
+			continue
+		}
+		title := ""
+		for _, fl := range lines[1:i] {
+			if m := mdFrontTitle.FindStringSubmatch(strings.TrimSpace(fl)); m != nil && title == "" {
+				title = collapseSpace(m[1])
+			}
+		}
+		return title, lines[i+1:]
+	}
+	return "", lines
+}
+
+// mdTitle is the first heading, else the front matter's title, else the
+// first line of text.
+func mdTitle(heading, front, text string) string {
+	if heading != "" {
+		return heading
+	}
+	if front != "" {
+		return front
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if t := collapseSpace(l); t != "" {
+			return truncateRunes(t, maxTitleRunes)
+		}
+	}
+	return ""
+}
+
+// mdWriter turns Markdown lines into plain text lines: headings on lines of
+// their own (the first is the title), code fences kept verbatim, block
+// syntax (quotes, lists, rules, tables, reference definitions) removed.
+type mdWriter struct {
+	doc   *Document
+	lc    *linkCollector
+	out   []string
+	fence string // the open code fence, "" outside one
+}
+
+func (m *mdWriter) heading(h string) {
+	h = collapseSpace(mdInline(h, m.lc))
+	if h == "" {
+		return
+	}
+	if m.doc.Title == "" {
+		m.doc.Title = h
+	}
+	m.out = append(m.out, "", h, "")
+}
+
+// line handles lines[i] and returns the index of the last line it used (a
+// setext heading uses two).
+func (m *mdWriter) line(lines []string, i int) int {
+	line := strings.TrimRight(lines[i], " \t")
+	if m.fence != "" {
+		if strings.HasPrefix(strings.TrimLeft(line, " "), m.fence) && strings.Trim(strings.TrimSpace(line), m.fence[:1]) == "" {
+			m.fence = ""
+			m.out = append(m.out, "")
+		} else {
+			m.out = append(m.out, line)
+		}
+		return i
+	}
+	if f := mdFence.FindStringSubmatch(line); f != nil {
+		m.fence = f[1]
+		m.out = append(m.out, "")
+		return i
+	}
+	for { // blockquote markers, possibly nested
+		loc := mdQuote.FindStringIndex(line)
+		if loc == nil {
+			break
+		}
+		line = line[loc[1]:]
+	}
+	return m.block(lines, i, line)
+}
+
+// block handles a line outside code fences, its quote markers removed.
+func (m *mdWriter) block(lines []string, i int, line string) int {
+	trimmed := strings.TrimSpace(line)
+	switch { // in this order: a setext heading's text may look like a rule
+	case trimmed == "":
+		m.out = append(m.out, "")
+		return i
+	case mdATX.MatchString(line):
+		m.heading(mdATX.FindStringSubmatch(line)[2])
+		return i
+	case mdSetext(lines, i, line, trimmed):
+		m.heading(trimmed)
+		return i + 1
+	case mdRule.MatchString(line):
+		m.out = append(m.out, "")
+		return i
+	case mdRefDef.MatchString(line):
+		m.lc.add(mdRefDef.FindStringSubmatch(line)[1])
+		return i
+	case mdTableSep.MatchString(line) && strings.Contains(line, "-") && strings.Contains(line, "|"):
+		return i
+	}
+	if loc := mdList.FindStringIndex(line); loc != nil {
+		line = line[loc[1]:]
+	}
+	if strings.Contains(trimmed, "|") && strings.HasPrefix(trimmed, "|") {
+		line = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "|"), "|")
+	}
+	m.out = append(m.out, strings.TrimSpace(mdInline(line, m.lc)))
+	return i
+}
+
+// mdSetext reports whether line is a setext heading: a text line followed
+// by === or ---.
+func mdSetext(lines []string, i int, line, trimmed string) bool {
+	if i+1 >= len(lines) || mdList.MatchString(line) || strings.Contains(trimmed, "|") {
+		return false
+	}
+	next := strings.TrimRight(lines[i+1], " \t")
+	return mdSetextH1.MatchString(next) || (mdSetextH2.MatchString(next) && strings.TrimSpace(next) != "")
 }
 
 // mdInline strips inline Markdown syntax from one line, collecting link
