@@ -291,7 +291,18 @@ func (c *Corpus) refresh(ctx context.Context, force bool) error {
 		return nil
 	}
 
-	// Reuse unchanged entries; extract the rest in parallel.
+	entries, extracted, err := c.extractChanged(ctx, root, files)
+	if err != nil {
+		return err
+	}
+	c.install(entries, len(files), extracted, fp, now, start)
+	return nil
+}
+
+// extractChanged reuses the entries of unchanged files and extracts the
+// rest in parallel (c.workers at a time); it returns the entries in file
+// order and how many were extracted.
+func (c *Corpus) extractChanged(ctx context.Context, root *os.Root, files []fileStat) ([]*fileEntry, int, error) {
 	entries := make([]*fileEntry, len(files))
 	var todo []int
 	for i, f := range files {
@@ -322,10 +333,11 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return entries, len(todo), ctx.Err()
+}
 
+// install rebuilds the index from the entries and records its stats.
+func (c *Corpus) install(entries []*fileEntry, files, extracted int, fp uint64, now, start time.Time) {
 	newEntries := make(map[string]*fileEntry, len(entries))
 	var docs []*indexedDoc
 	var skipped []string
@@ -342,16 +354,15 @@ feed:
 	c.fp = fp
 	c.stats = IndexStats{
 		Root:        c.root,
-		Files:       len(files),
+		Files:       files,
 		Docs:        len(docs),
 		Terms:       len(c.idx.postings),
 		Skipped:     skipped,
-		Extracted:   len(todo),
+		Extracted:   extracted,
 		Fingerprint: strconv.FormatUint(fp, 16),
 		Built:       now,
 		Duration:    time.Since(start),
 	}
-	return nil
 }
 
 // scan lists the indexable files below the root in lexical order. Hidden
