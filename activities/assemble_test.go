@@ -19,7 +19,7 @@ func TestCollectSections(t *testing.T) {
 	env, store, _ := newActivityEnv(t, t.TempDir(), nil)
 	collect := func(sid string) activities.CollectResult {
 		t.Helper()
-		v, err := env.ExecuteActivity(activities.NameCollectSection, activities.CollectInput{SessionID: sid})
+		v, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: sid})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestCollectSections(t *testing.T) {
 	// unresearched subtask; and the same with a researched leaf.
 	setup := func(sid string, leafEvidence bool) {
 		t.Helper()
-		if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+		if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 			t.Fatal(err)
 		}
 		sess, err := store.GetSession(t.Context(), sid)
@@ -80,3 +80,7 @@ func newActivityEnv(t *testing.T, dir string, extra map[string]string) (*testsui
 	env, store, a, _ := newResearchEnv(t, dir, extra)
 	return env, store, a
 }
+
+// acts names activities by method value, as workflow code does; the
+// environment runs the registered ones.
+var acts *activities.Activities

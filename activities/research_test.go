@@ -80,12 +80,12 @@ func TestResearchActivities(t *testing.T) {
 		t.Fatalf("wiring: browser %v search %v stt %v web %v policy %+v", a.Browser, a.Search, a.STT, a.Web, a.Policy)
 	}
 	const sid = "acts"
-	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Discover: SearXNG fails, the corpus answers (the talk found by name).
-	v, err := env.ExecuteActivity(activities.NameDiscover, activities.DiscoverInput{SessionID: sid, Query: "dendrites talk", Limit: 5})
+	v, err := env.ExecuteActivity(acts.Discover, activities.DiscoverInput{SessionID: sid, Query: "dendrites talk", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestResearchActivities(t *testing.T) {
 	in := activities.FetchInput{SessionID: sid, Key: key, URLs: []string{
 		"corpus:///dendrites.md", "corpus:///dendrites_talk.wav", site.URL + "/interfaces", "http://10.0.0.1/admin",
 	}}
-	v, err = env.ExecuteActivity(activities.NameFetch, in)
+	v, err = env.ExecuteActivity(acts.Fetch, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestResearchActivities(t *testing.T) {
 
 	// Transcribe the audio page: once by whisper, then from the cache.
 	for i := 0; i < 2; i++ {
-		v, err = env.ExecuteActivity(activities.NameTranscribe, activities.TranscribeInput{SessionID: sid, Key: key, Page: 1})
+		v, err = env.ExecuteActivity(acts.Transcribe, activities.TranscribeInput{SessionID: sid, Key: key, Page: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,10 +135,10 @@ func TestResearchActivities(t *testing.T) {
 	os.WriteFile(filepath.Join(corpus, "other_talk.wav"), lethetest.SilentWAV(16000, 16000*1), 0o644)
 	whisperFail.Store(true)
 	key2 := "research/1/0/1"
-	if _, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: key2, URLs: []string{"corpus:///other_talk.wav"}}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Fetch, activities.FetchInput{SessionID: sid, Key: key2, URLs: []string{"corpus:///other_talk.wav"}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = env.ExecuteActivity(activities.NameTranscribe, activities.TranscribeInput{SessionID: sid, Key: key2, Page: 0})
+	v, err = env.ExecuteActivity(acts.Transcribe, activities.TranscribeInput{SessionID: sid, Key: key2, Page: 0})
 	if err != nil {
 		t.Fatalf("a failed transcription failed the activity: %v", err)
 	}
@@ -149,7 +149,7 @@ func TestResearchActivities(t *testing.T) {
 	}
 
 	// Ingest: page text and the transcript become evidence.
-	v, err = env.ExecuteActivity(activities.NameIngest, activities.IngestInput{SessionID: sid, Key: key, Task: "root", Iteration: 1})
+	v, err = env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: key, Task: "root", Iteration: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestResearchActivities(t *testing.T) {
 		t.Fatalf("ingest %+v, evidence kinds %v", ing, kinds)
 	}
 	// Idempotent: the same batch again (a retry) adds nothing.
-	if _, err := env.ExecuteActivity(activities.NameIngest, activities.IngestInput{SessionID: sid, Key: key, Task: "root", Iteration: 1}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: key, Task: "root", Iteration: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := store.Evidence(t.Context(), sid, ""); len(again) != len(ev) {
@@ -184,10 +184,10 @@ func TestResearchActivities(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key3 = "research/2/0/0"
-	if _, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: key3, URLs: []string{"corpus:///dendrites.md"}}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Fetch, activities.FetchInput{SessionID: sid, Key: key3, URLs: []string{"corpus:///dendrites.md"}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = env.ExecuteActivity(activities.NameIngest, activities.IngestInput{SessionID: sid, Key: key3, Task: "other", Iteration: 2})
+	v, err = env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: key3, Task: "other", Iteration: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestResearchActivities(t *testing.T) {
 	if all, _ := store.Evidence(t.Context(), sid, ""); len(all) != len(ev) {
 		t.Errorf("shared content stored twice: %d → %d evidence", len(ev), len(all))
 	}
-	v, err = env.ExecuteActivity(activities.NameReadState, activities.ReadStateInput{SessionID: sid, Iteration: 3})
+	v, err = env.ExecuteActivity(acts.ReadState, activities.ReadStateInput{SessionID: sid, Iteration: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestIngestBoundsHostilePage(t *testing.T) {
 		"research.corpus_dir": corpus, "research.browser_path": "off", "research.max_chunks_embedded": "48",
 	})
 	const sid = "hostile"
-	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)
 	}
 	const needle = "Garnet electrolyte pellets crack along grain boundaries when lithium dendrites wedge them open."
@@ -280,7 +280,7 @@ func TestIngestBoundsHostilePage(t *testing.T) {
 	var heartbeats atomic.Int64
 	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { heartbeats.Add(1) })
 	start := time.Now()
-	v, err := env.ExecuteActivity(activities.NameIngest, activities.IngestInput{SessionID: sid, Key: "research/1/0/0", Task: "root", Iteration: 1,
+	v, err := env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: "research/1/0/0", Task: "root", Iteration: 1,
 		Query: "garnet electrolyte cracking", Params: activities.IngestParams{ChunkChars: 1200, MaxChunksPerPage: 12, MaxChunksEmbedded: 48, SVDK: 16, MinEvidence: 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -350,10 +350,10 @@ func TestMediaCaptureAndCleanup(t *testing.T) {
 	media := filepath.Join(dir, "media")
 	env, _, a, _ := newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.browser_path": "off", "research.media_dir": media})
 	const sid = "media"
-	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: "research/1/0/0", URLs: []string{site.URL + "/talk.wav"}})
+	v, err := env.ExecuteActivity(acts.Fetch, activities.FetchInput{SessionID: sid, Key: "research/1/0/0", URLs: []string{site.URL + "/talk.wav"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestMediaCaptureAndCleanup(t *testing.T) {
 	media = filepath.Join(dir, "media")
 	env, _, _, _ = newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.browser_path": "off",
 		"research.media_dir": media, "research.whisper_url": whisper.URL})
-	if _, err := env.ExecuteActivity(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)
 	}
 	for i, tc := range []struct {
@@ -378,7 +378,7 @@ func TestMediaCaptureAndCleanup(t *testing.T) {
 	}{{"/talk.wav", false, 1, 0}, {"/talk.wav?again", true, 0, 1}, {"/live.m3u8", false, 0, 1}} {
 		key := fmt.Sprintf("research/1/0/%d", i+1)
 		whisperFail.Store(tc.fail)
-		v, err := env.ExecuteActivity(activities.NameFetch, activities.FetchInput{SessionID: sid, Key: key, URLs: []string{site.URL + tc.path}})
+		v, err := env.ExecuteActivity(acts.Fetch, activities.FetchInput{SessionID: sid, Key: key, URLs: []string{site.URL + tc.path}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +386,7 @@ func TestMediaCaptureAndCleanup(t *testing.T) {
 		if fr.Pages[0].Media == "" || len(listDir(media)) != 1 {
 			t.Fatalf("%s: pages %+v, media dir %v", tc.path, fr.Pages, listDir(media))
 		}
-		v, err = env.ExecuteActivity(activities.NameTranscribe, activities.TranscribeInput{SessionID: sid, Key: key, Page: 0})
+		v, err = env.ExecuteActivity(acts.Transcribe, activities.TranscribeInput{SessionID: sid, Key: key, Page: 0})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,12 +11,12 @@ import (
 )
 
 // seedSession bootstraps a session and gives its root one fetched page.
-func seedSession(t *testing.T, sid string) (func(name string, in, out any), graph.Store) {
+func seedSession(t *testing.T, sid string) (func(activity, in, out any), graph.Store) {
 	t.Helper()
 	env, store, _ := newActivityEnv(t, t.TempDir(), nil)
-	run := func(name string, in, out any) {
+	run := func(activity, in, out any) {
 		t.Helper()
-		v, err := env.ExecuteActivity(name, in)
+		v, err := env.ExecuteActivity(activity, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func seedSession(t *testing.T, sid string) (func(name string, in, out any), grap
 			}
 		}
 	}
-	run(activities.NameBootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}, nil)
+	run(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}, nil)
 	sess, err := store.GetSession(t.Context(), sid)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestEvidenceSourceMustBeFetched(t *testing.T) {
 		{Op: "evidence", Task: "root", Content: "Buy our batteries, they never fail.", EmbedText: "never fail", Source: "https://attacker.example/ad"},
 	}
 	var out activities.ApplyOutput
-	run(activities.NameApplyOps, activities.ApplyInput{SessionID: sid, Iteration: 1, ActiveTask: "root", Ops: ops, DedupThreshold: 0.95}, &out)
+	run(acts.ApplyOps, activities.ApplyInput{SessionID: sid, Iteration: 1, ActiveTask: "root", Ops: ops, DedupThreshold: 0.95}, &out)
 	ev, err := store.Evidence(t.Context(), sid, "")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestRootResultCitationsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	var col activities.CollectResult
-	run(activities.NameCollectSection, activities.CollectInput{SessionID: sid}, &col)
+	run(acts.CollectSections, activities.CollectInput{SessionID: sid}, &col)
 	if !col.RootDone || col.RootRemoved != 2 {
 		t.Fatalf("root done %v, removed %d, want 2 (the unknown [7] and the unsupported quote); result %q", col.RootDone, col.RootRemoved, col.RootResult)
 	}

@@ -8,32 +8,10 @@ import (
 	"github.com/lethe-research/lethe/research"
 )
 
-// Activity names, registered by the worker and called by the workflows.
 // Payloads below are everything that crosses the workflow boundary: ids,
-// scalars and texts for the prompt; embedding vectors never do.
-const (
-	NameResolveConfig  = "ResolveConfig"
-	NameHealthCheck    = "HealthCheck"
-	NameBootstrap      = "Bootstrap"
-	NameReadState      = "ReadState"
-	NameMarkActive     = "MarkActive"
-	NameSetStatus      = "SetStatus"
-	NameSyncSimilar    = "SyncSimilar"
-	NameExpand         = "Expand"
-	NameFocus          = "Focus"
-	NameReason         = "Reason"
-	NameApplyOps       = "ApplyOps"
-	NameCheckQuery     = "CheckQuery"
-	NameObserve        = "Observe"
-	NameCollectSection = "CollectSections"
-	NameCompose        = "Compose"
-	NameExtract        = "Extract"
-	NameFinalize       = "Finalize"
-	NameDiscover       = "Discover"
-	NameFetch          = "Fetch"
-	NameTranscribe     = "Transcribe"
-	NameIngest         = "Ingest"
-)
+// scalars and texts for the prompt; embedding vectors never do. Workflow
+// code names each activity by method value on a nil *Activities; the
+// registered name is the method's.
 
 // Error types of non-retryable application errors.
 const (

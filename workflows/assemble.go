@@ -21,7 +21,7 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	s.publish(ctx, StatusAssembling)
 	gctx := graphCtx(ctx, s.cfg)
 	var col activities.CollectResult
-	if err := s.exec(ctx, summarized(gctx, "collect report sections (DFS, MMR order)"), activities.NameCollectSection, activities.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "collect report sections (DFS, MMR order)"), acts.CollectSections, activities.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
 		return SessionResult{}, fmt.Errorf("collect sections: %w", err)
 	}
 	res := SessionResult{SessionID: s.id, Iterations: s.st.Iteration, Psi: s.st.Psi, Models: s.st.Models}
@@ -90,7 +90,7 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer wg.Done()
 			lctx := summarized(composeCtx(ctx, s.cfg), "compose part %d of %d", i+1, len(groups))
-			errs[i] = s.exec(ctx, lctx, activities.NameCompose, in, &parts[i])
+			errs[i] = s.exec(ctx, lctx, acts.Compose, in, &parts[i])
 		})
 	}
 	wg.Wait(ctx)
@@ -105,7 +105,7 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 			failure = fmt.Sprintf("composition of part %d of %d failed: %v", i+1, len(groups), errs[i])
 		}
 		ex := activities.ComposeInput{SessionID: s.id, Goal: s.in.Goal, Sections: in, Part: i + 1, Parts: len(groups)}
-		if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "extractive part %d of %d", i+1, len(groups)), activities.NameExtract, ex, &parts[i]); err != nil {
+		if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "extractive part %d of %d", i+1, len(groups)), acts.Extract, ex, &parts[i]); err != nil {
 			s.log.Error("extractive part failed", "part", i+1, "error", err)
 			parts[i] = activities.ComposeResult{Markdown: "(This part could not be read back from the graph store.)"}
 		}
@@ -136,11 +136,11 @@ func composeFailedNote(failure string) string {
 // closed without them rather than not at all.
 func (s *session) finalize(ctx workflow.Context) (activities.FinalizeResult, error) {
 	var fin activities.FinalizeResult
-	err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "finalize the graph"), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}, &fin)
+	err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "finalize the graph"), acts.Finalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}, &fin)
 	if isOutage(err) {
 		s.log.Warn("embedding server down at finalize; result embeddings left empty", "error", err)
 		in := activities.FinalizeInput{SessionID: s.id, SkipEmbeddings: true, Similar: activities.SimilarOf(s.cfg.Algebra)}
-		err = workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameFinalize, in).Get(ctx, &fin)
+		err = workflow.ExecuteActivity(graphCtx(ctx, s.cfg), acts.Finalize, in).Get(ctx, &fin)
 	}
 	if err != nil {
 		return fin, fmt.Errorf("finalize: %w", err)

@@ -60,7 +60,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	tokensBefore := s.st.Tokens
 
 	var rs activities.ReadStateResult
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), activities.NameReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), acts.ReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
 		return "", fmt.Errorf("iteration %d read state: %w", iter, err)
 	}
 	s.st.Counts, s.st.Evidence, s.st.Tasks = countStatuses(rs.Tasks), rs.Evidence, rs.Tasks
@@ -91,7 +91,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		var out activities.ApplyOutput
 		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
 			EvidenceStrength: s.cfg.Research.LLMEvidenceStrength}
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), activities.NameApplyOps, in, &out); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), acts.ApplyOps, in, &out); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
 		}
 		s.st.LastOps = out.Summary
@@ -108,7 +108,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		}
 	}
 	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}, nil); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), acts.SetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}, nil); err != nil {
 			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
 		}
 	}
@@ -133,18 +133,18 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (activities.
 	if workflow.GetVersion(ctx, changeFocus, workflow.DefaultVersion, 1) == 1 {
 		in := activities.FocusInput{SessionID: s.id, Iteration: iter, Task: sel, Similar: activities.SimilarOf(s.cfg.Algebra),
 			Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), activities.NameFocus, in, &ex); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), acts.Focus, in, &ex); err != nil {
 			return ex, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
 		}
 		return ex, nil
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), activities.NameSetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), acts.SetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
 		return ex, fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), activities.NameSyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter, Similar: activities.SimilarOf(s.cfg.Algebra)}, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), acts.SyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter, Similar: activities.SimilarOf(s.cfg.Algebra)}, nil); err != nil {
 		return ex, fmt.Errorf("iteration %d sync similar: %w", iter, err)
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), activities.NameExpand, activities.ExpandInput{SessionID: s.id, Task: sel, Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}, &ex); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), acts.Expand, activities.ExpandInput{SessionID: s.id, Task: sel, Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}, &ex); err != nil {
 		return ex, fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	return ex, nil
@@ -181,7 +181,7 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 		if attempt > 0 {
 			s.st.Stats.RepairCalls++
 		}
-		if err := s.exec(ctx, lctx, activities.NameReason, in, &out); err != nil {
+		if err := s.exec(ctx, lctx, acts.Reason, in, &out); err != nil {
 			if isOutage(err) || temporal.IsCanceledError(err) {
 				return nil, false, err
 			}
@@ -218,7 +218,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 	for _, c := range calls {
 		var dup activities.CheckQueryResult
 		in := activities.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), activities.NameCheckQuery, in, &dup); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), acts.CheckQuery, in, &dup); err != nil {
 			if isOutage(err) { // the loop stops at the next termination check (ModelGaveUp)
 				s.log.Warn("embedding server down past the tolerance; call skipped", "iteration", iter, "error", err)
 				continue
@@ -265,7 +265,7 @@ func (s *session) observe(ctx workflow.Context, iter int, task string, newEviden
 	sig := s.cfg.Algebra.SignalParams()
 	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence,
 		SVDK: s.cfg.Algebra.SVDK, MinEvidence: s.cfg.Algebra.MinEvidence, Signals: &sig}
-	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), activities.NameObserve, in, &o); err != nil {
+	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), acts.Observe, in, &o); err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
 	}
 	st := s.st

@@ -84,7 +84,7 @@ func newResearchRun(ctx workflow.Context, in activities.ResearchInput) *research
 	return r
 }
 
-func (r *researchRun) exec(ctx, actx workflow.Context, activity string, input, out any) error {
+func (r *researchRun) exec(ctx, actx workflow.Context, activity, input, out any) error {
 	return r.wait.run(ctx, func() workflow.Future { return workflow.ExecuteActivity(actx, activity, input) }, out)
 }
 
@@ -112,7 +112,7 @@ func (r *researchRun) discover(ctx workflow.Context) ([]research.Candidate, erro
 	cfg := r.in.Config
 	var disc activities.DiscoverResult
 	dq := activities.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit}
-	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "discover %q", r.in.Call.Query), activities.NameDiscover, dq, &disc); err != nil {
+	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "discover %q", r.in.Call.Query), acts.Discover, dq, &disc); err != nil {
 		if r.outage(err) {
 			return nil, nil
 		}
@@ -132,7 +132,7 @@ func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (i
 	key := fmt.Sprintf("research/%d/%d/%d", in.Iteration, in.Call.Index, r.res.Batches)
 	var fr activities.FetchResult
 	fctx := summarized(fetchCtx(ctx, cfg), "fetch batch %d: %d pages", r.res.Batches, len(urls))
-	if err := workflow.ExecuteActivity(fctx, activities.NameFetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
+	if err := workflow.ExecuteActivity(fctx, acts.Fetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
 		r.lg.Warn("fetch batch failed; skipped", "error", err)
 		r.res.Batches++
 		return ing, 0, false, nil
@@ -140,7 +140,7 @@ func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (i
 	transcribe(ctx, r.lg, in.SessionID, key, fr.Pages, cfg)
 	iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration,
 		Query: in.Call.Query, Params: activities.IngestParamsOf(cfg)}
-	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "ingest batch %d", r.res.Batches), activities.NameIngest, iin, &ing); err != nil {
+	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "ingest batch %d", r.res.Batches), acts.Ingest, iin, &ing); err != nil {
 		if r.outage(err) {
 			return ing, 0, false, nil
 		}
@@ -213,7 +213,7 @@ func transcribe(ctx workflow.Context, lg log.Logger, session, key string, pages 
 			continue
 		}
 		tctx := summarized(sttCtx(ctx, cfg), "transcribe media of %s", p.URL)
-		fs = append(fs, pending{p.URL, workflow.ExecuteActivity(tctx, activities.NameTranscribe,
+		fs = append(fs, pending{p.URL, workflow.ExecuteActivity(tctx, acts.Transcribe,
 			activities.TranscribeInput{SessionID: session, Key: key, Page: i, URL: p.URL})})
 	}
 	for _, p := range fs {

@@ -43,22 +43,22 @@ func traceSession(t *testing.T, set func(*config.Config)) scoringTrace {
 	}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
 			switch info.ActivityType.Name {
-			case activities.NameObserve:
+			case "Observe":
 				var in activities.ObserveInput
 				if args.Get(&in) == nil {
 					tr.observeIn = append(tr.observeIn, in)
 				}
-			case activities.NameIngest:
+			case "Ingest":
 				var in activities.IngestInput
 				if args.Get(&in) == nil {
 					tr.ingestIn = append(tr.ingestIn, in)
 				}
-			case activities.NameApplyOps:
+			case "ApplyOps":
 				var in activities.ApplyInput
 				if args.Get(&in) == nil {
 					tr.applyIn = append(tr.applyIn, in)
 				}
-			case activities.NameFocus:
+			case "Focus":
 				var in activities.FocusInput
 				if args.Get(&in) == nil {
 					tr.focusIn = append(tr.focusIn, in)
@@ -70,12 +70,12 @@ func traceSession(t *testing.T, set func(*config.Config)) scoringTrace {
 				return
 			}
 			switch info.ActivityType.Name {
-			case activities.NameObserve:
+			case "Observe":
 				var o activities.Observation
 				if result.Get(&o) == nil {
 					tr.obs = append(tr.obs, o)
 				}
-			case activities.NameIngest:
+			case "Ingest":
 				var o activities.IngestResult
 				if result.Get(&o) == nil {
 					tr.ingest = append(tr.ingest, o)

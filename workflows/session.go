@@ -129,7 +129,7 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         retry(3),
 	})
-	err := workflow.ExecuteActivity(actx, activities.NameResolveConfig, activities.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
+	err := workflow.ExecuteActivity(actx, acts.ResolveConfig, activities.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
 	if err != nil {
 		return fmt.Errorf("resolve config: %w", err)
 	}
@@ -139,11 +139,11 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 
 func (s *session) bootstrap(ctx workflow.Context) error {
 	s.phase = "bootstrap"
-	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), activities.NameHealthCheck, activities.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), acts.HealthCheck, activities.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
 		return fmt.Errorf("health check: %w", err)
 	}
 	var b activities.BootstrapResult
-	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), activities.NameBootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {
+	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), acts.Bootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	s.st.Bootstrapped = true
@@ -180,7 +180,7 @@ func (s *session) loop(ctx workflow.Context, stopCh workflow.ReceiveChannel) (st
 }
 
 // exec runs an activity, waiting out model outages (see waiter).
-func (s *session) exec(ctx, actx workflow.Context, activity string, in, out any) error {
+func (s *session) exec(ctx, actx workflow.Context, activity, in, out any) error {
 	return s.wait.run(ctx, func() workflow.Future { return workflow.ExecuteActivity(actx, activity, in) }, out)
 }
 
@@ -192,7 +192,7 @@ func (s *session) releaseCurrent(ctx workflow.Context) {
 		return
 	}
 	in := activities.StatusInput{SessionID: s.id, Task: s.st.Current, From: []graph.Status{graph.Active}, To: graph.Pending}
-	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), activities.NameSetStatus, in).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), acts.SetStatus, in).Get(ctx, nil); err != nil {
 		s.log.Warn("release task after outage failed", "task", s.st.Current, "error", err)
 	}
 }
@@ -249,7 +249,7 @@ func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, e
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	s.publish(dctx, StatusCancelled)
 	var fin activities.FinalizeResult
-	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), activities.NameFinalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}).Get(dctx, &fin); err != nil {
+	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), acts.Finalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}).Get(dctx, &fin); err != nil {
 		s.log.Error("finalize after cancel failed", "error", err)
 	}
 	return SessionResult{}, cause

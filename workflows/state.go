@@ -172,3 +172,9 @@ type SessionResult struct {
 	// (compose_failed); empty otherwise.
 	Error string `json:"error,omitempty"`
 }
+
+// acts is how workflow code names activities: by method value on a nil
+// *activities.Activities (the samples-go pattern), so the compiler checks
+// each call's name and the SDK derives the registered name from the
+// method. Only the method values are used; the pointer stays nil.
+var acts *activities.Activities
