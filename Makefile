@@ -44,10 +44,13 @@ check: $(WORKFLOWCHECK)
 	  echo "workflows/ must use workflow.Now, workflow.Sleep, workflow.Go"; exit 1; fi
 
 # Every test: unit, conformance, the SDK test environment and the real dev
-# server (e2e starts its own on a free loopback port). -parallel 8: the e2e
-# fault tests run side by side (each mostly waits out a two-minute outage).
+# server (e2e starts its own on a free loopback port). scripts/test.sh first
+# installs and starts what the tests need (scripts/test-setup.sh: Debian
+# packages, a Neo4j server; LETHE_TEST_SKIP=neo4j,chromium,... opts out),
+# then runs go test -race -count=1 -p 1 -parallel 8 -timeout 40m ./... and prints
+# the skipped tests at the end.
 test: $(TEMPORAL) check
-	go test -race -count=1 -parallel 8 -timeout 30m ./...
+	@bash scripts/test.sh
 
 test-short:
 	go test -short ./...

@@ -19,15 +19,13 @@ import (
 )
 
 // neo4jParams returns the graph parameters of the shared Neo4j server that
-// .ci/run starts; several worker processes need a store they can share.
+// `make test` starts; several worker processes need a store they can share.
 func neo4jParams(t *testing.T) map[string]string {
 	t.Helper()
+	lethetest.Need(t, lethetest.Neo4j)
 	uri := os.Getenv("LETHE_TEST_NEO4J_URI")
 	if uri == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("LETHE_TEST_NEO4J_URI is not set: .ci/run must start Neo4j")
-		}
-		t.Skip("LETHE_TEST_NEO4J_URI not set (make neo4j starts a server)")
+		lethetest.Missing(t, lethetest.Neo4j, "LETHE_TEST_NEO4J_URI is not set (`make neo4j` starts a server)")
 	}
 	return map[string]string{
 		"graph.backend":        "neo4j",

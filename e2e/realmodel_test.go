@@ -42,7 +42,7 @@ const realModelIterations = 4
 // it elsewhere; LETHE_TEST_SEED changes the sampling seed (default 1).
 func TestRealModelSession(t *testing.T) {
 	if os.Getenv("LETHE_TEST_REAL_MODELS") != "1" {
-		t.Skip("real models not requested (LETHE_TEST_REAL_MODELS=1 after scripts/models.sh start)")
+		t.Skip("opt-in (LETHE_TEST_REAL_MODELS=1): `make test-real-models` and .ci/run's last step run it, not make test")
 	}
 	chatURL := realEnv("LETHE_TEST_CHAT_URL", "http://127.0.0.1:8080")
 	embedURL := realEnv("LETHE_TEST_EMBED_URL", "http://127.0.0.1:8081")
@@ -260,17 +260,17 @@ func logRealModelStats(t *testing.T, res workflows.SessionResult, h *historypb.H
 				sid = e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
 			}
 			d := ts.Sub(started[sid])
-			if k := kind[sid]; k == activities.NameReason || k == activities.NameCompose {
+			if k := kind[sid]; k == "Reason" || k == "Compose" {
 				spans = append(spans, [2]time.Time{started[sid], ts})
 			}
 			switch kind[sid] {
-			case activities.NameReason:
+			case "Reason":
 				reason = append(reason, d)
 				var out activities.ReasonResult
 				if p := e.GetActivityTaskCompletedEventAttributes().GetResult().GetPayloads(); len(p) > 0 && json.Unmarshal(p[0].GetData(), &out) == nil {
 					answers = append(answers, fmt.Sprintf("%.1fs, %d+%d tokens: %s", d.Seconds(), out.PromptTokens, out.CompletionTokens, realClip(strings.Join(strings.Fields(out.Content), " "), 700)))
 				}
-			case activities.NameCompose:
+			case "Compose":
 				compose = append(compose, d)
 			}
 		}

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -183,17 +182,11 @@ func (s *webSite) search(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// needChromium skips the test when LETHE_TEST_SKIP names chromium; a
+// missing browser fails it under `make test` and in CI (lethetest.Missing).
 func needChromium(t *testing.T) {
 	t.Helper()
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if _, err := exec.LookPath(n); err == nil {
-			return
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed (scripts/ci/30-browser.sh installs it)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium)")
+	lethetest.Tool(t, lethetest.Chromium, "chromium", "chromium-browser", "google-chrome")
 }
 
 // webParams send research through SearXNG (the double) and the browser,
@@ -423,12 +416,7 @@ func newWhisperDouble(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // and Ingest stores the transcript as evidence of kind transcript.
 func TestWebResearchTranscribesMedia(t *testing.T) {
 	needChromium(t)
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg is not installed")
-		}
-		t.Skip("ffmpeg is not installed")
-	}
+	lethetest.Tool(t, lethetest.FFmpeg, "ffmpeg")
 	site := newWebSite(t, 0)
 	site.audio = lethetest.SilentWAV(22050, 22050*3) // 3 s, 132 KB
 	whisper, calls := newWhisperDouble(t)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
 // debianReferenceDirs are where Debian's debian-reference-en package puts
@@ -26,8 +27,9 @@ func TestCorpusDebianReference(t *testing.T) {
 			break
 		}
 	}
+	lethetest.Need(t, lethetest.DebianDocs)
 	if root == "" {
-		t.Skip("debian-reference-en is not installed (apt-get install debian-reference-en)")
+		lethetest.Missing(t, lethetest.DebianDocs, "debian-reference-en is not installed (apt-get install debian-reference-en)")
 	}
 	ctx := context.Background()
 	c, err := NewCorpus(CorpusConfig{Root: root})
@@ -90,11 +92,9 @@ func TestCorpusDebianReference(t *testing.T) {
 func TestCorpusDebianReferencePDF(t *testing.T) {
 	const dir = "/usr/share/debian-reference"
 	const pdfName = "debian-reference.en.pdf"
+	lethetest.Need(t, lethetest.DebianDocs)
 	if _, err := os.Stat(dir + "/" + pdfName); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s/%s missing (scripts/ci/10-debian-docs.sh installs debian-reference-en)", dir, pdfName)
-		}
-		t.Skip("debian-reference-en's PDF is not installed")
+		lethetest.Missing(t, lethetest.DebianDocs, dir+"/"+pdfName+" is missing (apt-get install debian-reference-en)")
 	}
 	needTool(t, "pdftotext")
 	pdf := PDFConverter{MaxPages: 1000}

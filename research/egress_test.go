@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
 // silentUpstream accepts connections, reads until the proxy closes or
@@ -58,7 +60,7 @@ func (u *silentUpstream) close() {
 func openFDs(t *testing.T) int {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
+		lethetest.Missing(t, lethetest.System, fmt.Sprintf("no /proc/self/fd: %v", err))
 	}
 	return len(ents)
 }

@@ -20,25 +20,28 @@ import (
 	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
-// needTool returns the path of an executable the test needs. Without it the
-// test is skipped, unless CI is set: CI installs everything (.ci/run,
-// scripts/ci/30-browser.sh), so a missing tool there is a failure.
+// needTool returns the path of an executable the test needs. The test
+// skips when LETHE_TEST_SKIP names the tool's component; a missing tool
+// fails it under `make test` (which installs them all) and in CI, and skips
+// it under -short or in a plain `go test` (lethetest.Missing).
 func needTool(t testing.TB, names ...string) string {
 	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
+	return lethetest.Tool(t, toolComponent(names[0]), names...)
+}
+
+// toolComponent is the LETHE_TEST_SKIP component that provides a tool;
+// anything else (coreutils) belongs to the system.
+func toolComponent(name string) string {
+	switch name {
+	case lethetest.Chromium, lethetest.FFmpeg, lethetest.PDFToText, lethetest.EspeakNG:
+		return name
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s not installed (scripts/ci/30-browser.sh installs it)", names[0])
-	}
-	t.Skipf("%s not installed (apt-get install %s)", names[0], names[0])
-	return ""
+	return lethetest.System
 }
 
 func needChromium(t testing.TB) string {
 	t.Helper()
+	lethetest.Need(t, lethetest.Chromium)
 	if p, err := FindChromium(os.Getenv("LETHE_TEST_CHROMIUM")); err == nil {
 		return p
 	}

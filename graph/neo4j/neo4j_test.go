@@ -12,20 +12,20 @@ import (
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/graphtest"
 	"github.com/lethe-research/lethe/graph/neo4j"
+	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
 // serverConfig is the real server the tests run against, from
-// LETHE_TEST_NEO4J_URI / _USER / _PASSWORD (scripts/neo4j.sh starts one;
-// .ci/run exports them). Without it the tests skip, except in CI (CI set),
-// where the suite must run.
+// LETHE_TEST_NEO4J_URI / _USER / _PASSWORD (`make test` starts one and
+// exports them; so does `make neo4j` with `scripts/neo4j.sh env`). The tests
+// skip only when LETHE_TEST_SKIP names neo4j, or in a plain `go test`
+// without a server; under `make test` or CI a missing server fails them.
 func serverConfig(t *testing.T) neo4j.Config {
 	t.Helper()
+	lethetest.Need(t, lethetest.Neo4j)
 	uri := os.Getenv("LETHE_TEST_NEO4J_URI")
 	if uri == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("LETHE_TEST_NEO4J_URI is not set, and CI must run the Neo4j conformance suite (scripts/ci/20-neo4j.sh starts the server)")
-		}
-		t.Skip("LETHE_TEST_NEO4J_URI not set (start a server with `make neo4j` and export the variables it prints)")
+		lethetest.Missing(t, lethetest.Neo4j, "LETHE_TEST_NEO4J_URI is not set (`make neo4j` starts a server, `scripts/neo4j.sh env` prints it)")
 	}
 	user := os.Getenv("LETHE_TEST_NEO4J_USER")
 	if user == "" {

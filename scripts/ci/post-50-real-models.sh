@@ -1,10 +1,11 @@
 # The real-model session of issue 7, last because it is the longest: a whole
 # session against the local chat and embedding models of scripts/models.sh
 # (installed from PyPI, cached under $LETHE_CACHE/models-venv-*) over the
-# Debian Reference (scripts/ci/10-debian-docs.sh). Sourced by .ci/run after
-# `make test`. The servers get ports of their own, so a model server a
-# developer keeps running on 8080/8081 is neither used nor disturbed. The
-# test bounds the session to 9 minutes; `timeout` bounds the whole step.
+# Debian Reference (installed by `make test`, scripts/test-setup.sh). Sourced
+# by .ci/run after `make test`. The servers get ports of their own, so a
+# model server a developer keeps running on 8080/8081 is neither used nor
+# disturbed. The test bounds the session to 9 minutes; `timeout` bounds the
+# whole step.
 MODELS_CI_CHAT_PORT=18080
 while (exec 3<>"/dev/tcp/127.0.0.1/$MODELS_CI_CHAT_PORT") 2>/dev/null; do MODELS_CI_CHAT_PORT=$((MODELS_CI_CHAT_PORT + 2)); done
 MODELS_CI_EMBED_PORT=$((MODELS_CI_CHAT_PORT + 1))
