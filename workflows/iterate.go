@@ -241,6 +241,8 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 			SessionID: s.id, Iteration: iter, Call: c, Pressure: s.st.Pressure, TimeLeftS: left, Config: s.cfg,
 		}))
 	}
+	s.children = futures
+	defer func() { s.children = nil }()
 	total, waited := 0, time.Duration(0)
 	for _, f := range futures {
 		var r activities.ResearchResult

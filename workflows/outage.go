@@ -69,6 +69,11 @@ type waiter struct {
 	// during a wait ends it (the user asked the session to finish now; it
 	// assembles what it has rather than wait on).
 	stops func() int
+	// anyStop: a stop received before a wait began ends it too (a research
+	// run, told by its session to stop, waits no more). A session's own
+	// waits end only for a stop that arrives during them: a stopped
+	// session still assembles, and a model blip then is worth waiting out.
+	anyStop bool
 }
 
 func newWaiter(cfg config.Config, waited *time.Duration, gaveUp *bool, show func(workflow.Context, *ModelWait)) *waiter {
@@ -80,6 +85,9 @@ func (w *waiter) run(ctx workflow.Context, call func() workflow.Future, out any)
 	var first time.Time
 	backoff := time.Second
 	stopsBefore := w.stopCount()
+	if w.anyStop {
+		stopsBefore = 0
+	}
 	stopped := func() bool { return w.stopCount() > stopsBefore }
 	for attempt := 1; ; attempt++ {
 		err := call().Get(ctx, out)

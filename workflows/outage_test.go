@@ -155,3 +155,28 @@ func TestStopEndsAWait(t *testing.T) {
 		t.Fatalf("waited %.0f s: the stop (at 5 min) did not end the wait (tolerance 30 min)", w)
 	}
 }
+
+// A stop reaches research runs that wait for the embedding server: the
+// session tells its children, they stop waiting and return what they have,
+// and the session assembles instead of waiting out the whole tolerance.
+func TestStopEndsAResearchWait(t *testing.T) {
+	embeds := 0
+	r := runFaulty(t, "battery_root_done", nil, func(chat int, req *http.Request) bool {
+		if !isEmbed(req) {
+			return false
+		}
+		embeds++
+		return embeds >= 6 // down from the research's first embeddings on
+	}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalStop, nil) }, 5*time.Minute)
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.StopReason != workflows.StopRequested && r.res.StopReason != workflows.StopComposeFailed {
+		t.Fatalf("stop reason %q, want stop_requested (or compose_failed)", r.res.StopReason)
+	}
+	if w := r.res.ModelWaitedS; w < 60 || w > 900 {
+		t.Fatalf("waited %.0f s: the stop (at 5 min) did not end the research run's wait (tolerance 30 min)", w)
+	}
+}

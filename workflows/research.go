@@ -29,6 +29,12 @@ const (
 // its time budget (from the session's pressure and time left) runs out.
 func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.ResearchResult, error) {
 	r := newResearchRun(ctx, in)
+	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
+	workflow.Go(ctx, func(ctx workflow.Context) { // the session was told to stop: end a wait for a model
+		for stopCh.Receive(ctx, nil) {
+			r.stops++
+		}
+	})
 	queue, err := r.discover(ctx)
 	if err != nil || r.res.ModelGaveUp {
 		return r.result(), err
@@ -69,6 +75,7 @@ type researchRun struct {
 	waited   time.Duration
 	prevConv float64
 	wait     *waiter
+	stops    int // stop signals from the session
 }
 
 func newResearchRun(ctx workflow.Context, in activities.ResearchInput) *researchRun {
@@ -81,6 +88,7 @@ func newResearchRun(ctx workflow.Context, in activities.ResearchInput) *research
 		budget: researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS),
 	}
 	r.wait = newWaiter(cfg, &r.waited, &r.res.ModelGaveUp, func(ctx workflow.Context, mw *ModelWait) { showResearchWait(ctx, cfg, in.Call.Query, mw) })
+	r.wait.stops, r.wait.anyStop = func() int { return r.stops }, true
 	return r
 }
 

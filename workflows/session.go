@@ -30,6 +30,8 @@ type session struct {
 	log   log.Logger
 	wait  *waiter // waits out model outages; nil until the config is resolved
 	stops int     // stop signals received by this run
+	// children are the research runs under way, told of a stop.
+	children []workflow.ChildWorkflowFuture
 }
 
 // ResearchSession is the durable research session: bootstrap → iterate →
@@ -67,11 +69,15 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 
 	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
 	// A stop must reach a session that waits for its model server, not
-	// only the loop's next termination check.
+	// only the loop's next termination check, and its research runs, which
+	// may be the ones waiting.
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for stopCh.Receive(ctx, nil) {
 			s.st.StopRequested = true
 			s.stops++
+			for _, f := range s.children {
+				f.SignalChildWorkflow(ctx, SignalStop, nil) // a finished child ignores it
+			}
 		}
 	})
 	reason, err := s.loop(ctx, stopCh)
