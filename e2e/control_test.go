@@ -123,6 +123,13 @@ func TestStopSignalAndSearchAttributes(t *testing.T) {
 	if res.StopReason != workflows.StopRequested || !strings.Contains(res.Report, "stop_requested") {
 		t.Fatalf("stop reason %q; report:\n%s", res.StopReason, res.Report)
 	}
+	// The report query answers a finished session with the whole report
+	// (here under the result's bound, so the same text).
+	if v, err := l.c.QueryWorkflow(context.Background(), l.id, "", workflows.QueryReport); err != nil {
+		t.Errorf("report query: %v", err)
+	} else if whole := ""; v.Get(&whole) != nil || whole != res.Report {
+		t.Errorf("report query gave %d bytes, the result %d", len(whole), len(res.Report))
+	}
 	if res.Iterations >= 4 { // the uninterrupted session needs 4 or more
 		t.Errorf("stop did not cut the session short: %d iterations", res.Iterations)
 	}

@@ -55,7 +55,8 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	res.StopReason = s.stop
 	res.Citations = len(cited)
 	res.Sources = col.Sources
-	res.Report = renderReport(s.in.Goal, body, col.Sources, cited, s.stop)
+	s.report = renderReport(s.in.Goal, body, col.Sources, cited, s.stop)
+	res.Report = boundReport(s.report, s.cfg.Temporal.MaxPayloadBytes, s.id)
 
 	s.phase = "finalizing"
 	fin, err := s.finalize(ctx)
@@ -146,6 +147,25 @@ func (s *session) finalize(ctx workflow.Context) (activities.FinalizeResult, err
 		return fin, fmt.Errorf("finalize: %w", err)
 	}
 	return fin, nil
+}
+
+// boundReport keeps the result under the payload bound: a report over
+// three quarters of it (the rest is for sources and counts) is cut at a line
+// and says where the whole one is. The whole report stays in the workflow's
+// state, where the report query reads it (queries are not recorded in
+// history, so they do not grow it).
+func boundReport(report string, maxPayload int, id string) string {
+	limit := maxPayload * 3 / 4
+	if maxPayload <= 0 || len(report) <= limit {
+		return report
+	}
+	note := fmt.Sprintf("\n\n> The report is %d bytes, more than a workflow result holds (temporal.max_payload_bytes = %d). "+
+		"The whole report: `temporal workflow query --workflow-id %s --name report`.\n", len(report), maxPayload, id)
+	cut := report[:max(0, limit-len(note))]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.ToValidUTF8(cut, "") + note
 }
 
 // renderReport is the Markdown report: the goal as title, the composed

@@ -53,6 +53,9 @@ func (s *session) registerControl(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (SessionState, error) { return *s.st, nil }); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryReport, func() (string, error) { return s.report, nil }); err != nil {
+		return err
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateExtend, s.extend,
 		workflow.UpdateHandlerOptions{Validator: s.validateExtend}); err != nil {
 		return err

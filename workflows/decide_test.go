@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
@@ -170,5 +171,38 @@ func TestBuildView(t *testing.T) {
 	}
 	if root := buildView("g", rs, "root", nil, 0, nil); root.Focus != nil {
 		t.Fatalf("the root is the goal line, not a focus: %+v", root.Focus)
+	}
+}
+
+func TestBoundReport(t *testing.T) {
+	long := strings.Repeat("A line of the report with a citation [1].\n", 10000) // 430 KB
+	cases := []struct {
+		name   string
+		report string
+		max    int
+		cut    bool
+	}{
+		{"small report unchanged", "# Goal\n\nFindings [1].\n", 256 << 10, false},
+		{"long report cut at a line, with the way to the whole one", long, 256 << 10, true},
+		{"tiny bound", long, 4096, true},
+		{"multibyte text without newlines", strings.Repeat("é", 300000), 256 << 10, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := boundReport(c.report, c.max, "battery-1")
+			if !c.cut {
+				if got != c.report {
+					t.Fatalf("changed a report under the bound")
+				}
+				return
+			}
+			if len(got) > c.max*3/4 || !strings.Contains(got, "--name report") || !utf8.ValidString(got) {
+				t.Fatalf("%d bytes (bound %d), note present %v, valid UTF-8 %v", len(got), c.max*3/4, strings.Contains(got, "--name report"), utf8.ValidString(got))
+			}
+			body := got[:strings.Index(got, "\n\n> The report is")]
+			if !strings.HasPrefix(c.report, body) {
+				t.Fatal("the cut report is not a prefix of the whole one")
+			}
+		})
 	}
 }

@@ -30,6 +30,9 @@ type session struct {
 	log   log.Logger
 	wait  *waiter // waits out model outages; nil until the config is resolved
 	stops int     // stop signals received by this run
+	// report is the whole report once assembled (the report query); the
+	// result carries it cut when it is over the payload bound.
+	report string
 	// children are the research runs under way, told of a stop.
 	children []workflow.ChildWorkflowFuture
 }

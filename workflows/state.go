@@ -19,6 +19,7 @@ const (
 	QueryProgress    = "progress"
 	QueryTree        = "tree"
 	QueryState       = "state"
+	QueryReport      = "report" // the whole report, also when the result carries a cut one
 	SignalStop       = "stop"
 	UpdateExtend     = "extend"
 	UpdateGuide      = "guide"
