@@ -214,8 +214,9 @@ status)
 env)
   # Settings for the small local models on a CPU: constrained JSON output,
   # no thinking budget (the model has no thinking mode), short answers and
-  # context, non-streaming calls (a CPU prompt can take longer than the
-  # heartbeat timeout before its first token), symmetric embeddings, and
+  # context, non-streaming calls (as measured in docs/models.md; heartbeats
+  # no longer depend on streaming: every activity heartbeats on a timer),
+  # symmetric embeddings, and
   # research that embeds one page per activity, a few pages per search, with
   # timeouts that allow for a CPU embedding whole documents.
   # Each default gives way to a value already set in the caller's environment.
