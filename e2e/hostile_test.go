@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
-	"compress/zlib"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -197,43 +195,11 @@ func hlsPlaylist(watched string) string {
 // stream of lines lines of text: a few KB on the wire, pages×lines×~90
 // bytes of text (200×120: about 2 MB, eight times the suite's text cap).
 func expandingPDF(pages, lines int) []byte {
-	var content bytes.Buffer
-	content.WriteString("BT /F1 5 Tf 6 TL 20 770 Td\n")
-	for i := 0; i < lines; i++ {
-		fmt.Fprintf(&content, "(Line %03d: lithium dendrites cross the garnet separator at high current density.) Tj T*\n", i)
+	text := make([]string, lines)
+	for i := range text {
+		text[i] = fmt.Sprintf("Line %03d: lithium dendrites cross the garnet separator at high current density.", i)
 	}
-	content.WriteString("ET\n")
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write(content.Bytes())
-	zw.Close()
-
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	kids := make([]string, pages)
-	for i := range kids {
-		kids[i] = fmt.Sprintf("%d 0 R", 4+i)
-	}
-	contentObj := 4 + pages
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-	for i := 0; i < pages; i++ {
-		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", contentObj))
-	}
-	obj(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
+	return lethetest.ExpandingPDF(text, pages)
 }
 
 // hostileRig is one worker process with its own TMPDIR, media directory and

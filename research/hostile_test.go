@@ -2,7 +2,6 @@ package research
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
 // Hostile pages (issue #10): everything a page controls is bounded before
@@ -164,40 +165,12 @@ func (s *hostileSite) playlist(w http.ResponseWriter, r *http.Request) {
 // Flate-compressed content stream of lines lines (1 pt type), shared by
 // every page (200 pages of 700 lines: 34 KB of PDF, 10 MB of text).
 func makeExpandingPDF(first string, pages, lines int) []byte {
-	var content bytes.Buffer
-	fmt.Fprintf(&content, "BT /F1 1 Tf 10 785 Td 1 TL\n(%s) Tj T*\n", first)
+	text := []string{first}
 	line := strings.Repeat("impedance rises with cycling ", 10)
 	for i := 0; i < lines; i++ {
-		fmt.Fprintf(&content, "(%s %d) Tj T*\n", line, i)
+		text = append(text, fmt.Sprintf("%s %d", line, i))
 	}
-	content.WriteString("ET")
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write(content.Bytes())
-	zw.Close()
-
-	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", "", "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String())}
-	var kids []string
-	for i := 0; i < pages; i++ {
-		kids = append(kids, fmt.Sprintf("%d 0 R", 5+i))
-		objs = append(objs, "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>")
-	}
-	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages)
-	var out bytes.Buffer
-	out.WriteString("%PDF-1.4\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = out.Len()
-		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := out.Len()
-	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&out, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return out.Bytes()
+	return lethetest.ExpandingPDF(text, pages)
 }
 
 // tempListing lists every file and directory under dir, relative.

@@ -78,20 +78,7 @@ func makePDF(title string, pages [][]string) []byte {
 		objs = append(objs, fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", s.Len(), s.String()))
 	}
 	objs = append(objs, fmt.Sprintf("<< /Title (%s) /Producer (lethe research test) >>", esc(title)))
-	var out bytes.Buffer
-	out.WriteString("%PDF-1.4\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = out.Len()
-		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := out.Len()
-	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&out, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, len(objs), xref)
-	return out.Bytes()
+	return lethetest.PDF(objs, len(objs))
 }
 
 // The spoken sentence of the test audio.
