@@ -159,7 +159,7 @@ func kindCounts(qs []Question) map[string]int {
 }
 
 func TestStratified(t *testing.T) {
-	real, err := DebianReference()
+	set, err := DebianReference()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,9 +175,9 @@ func TestStratified(t *testing.T) {
 		{"skewed, n=4", synth(40, 1, 2), 4, map[string]int{KindFact: 2, KindMultihop: 1, KindParaphrase: 1}},
 		{"n below the number of kinds", synth(10, 5, 5), 2, map[string]int{KindFact: 1, KindMultihop: 1}},
 		{"a kind absent", synth(6, 0, 3), 3, map[string]int{KindFact: 2, KindParaphrase: 1}},
-		{"the real set, 12", real, 12, nil},
-		{"the real set, 20", real, 20, nil},
-		{"the real set, 44", real, 44, nil},
+		{"the real set, 12", set, 12, nil},
+		{"the real set, 20", set, 20, nil},
+		{"the real set, 44", set, 44, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Stratified(tc.qs, tc.n)
