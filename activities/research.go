@@ -191,7 +191,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	if err != nil {
 		return DiscoverResult{}, fmt.Errorf("discover embed: %w", err)
 	}
-	out := DiscoverResult{}
+	out := DiscoverResult{EmbedTokens: llm.EstimateAll(texts)}
 	for i, h := range hits {
 		out.Candidates = append(out.Candidates, research.Candidate{
 			URL: h.URL, Title: h.Title, Snippet: truncate(h.Snippet, 300), Provider: h.Provider,
@@ -641,6 +641,7 @@ func (a *Activities) ingestDoc(ctx context.Context, session string, iteration in
 	if err != nil {
 		return fmt.Errorf("ingest embed %s: %w", d.URL, err)
 	}
+	st.res.EmbedTokens += llm.EstimateAll(chunks)
 	type scored struct {
 		i      int
 		ig, cg float64

@@ -345,6 +345,9 @@ type DiscoverInput struct {
 // DiscoverResult lists candidate URLs with their goal cosines.
 type DiscoverResult struct {
 	Candidates []research.Candidate `json:"candidates"`
+	// EmbedTokens estimates the tokens embedded (llm.EstimateAll): the
+	// session's token budget counts research.
+	EmbedTokens int `json:"embed_tokens,omitempty"`
 }
 
 // FetchInput fetches one batch of URLs; the page texts are staged in the
@@ -439,6 +442,8 @@ type IngestResult struct {
 	MeanIG     float64 `json:"mean_ig"`
 	GA         float64 `json:"ga"`
 	Coverage   float64 `json:"coverage"`
+	// EmbedTokens estimates the tokens embedded (llm.EstimateAll).
+	EmbedTokens int `json:"embed_tokens,omitempty"`
 }
 
 // ResearchInput starts a WebResearch child workflow.
@@ -463,4 +468,7 @@ type ResearchResult struct {
 	ModelWaitMS int64 `json:"model_wait_ms,omitempty"`
 	// ModelGaveUp: a model server stayed down past llm.outage_tolerance.
 	ModelGaveUp bool `json:"model_gave_up,omitempty"`
+	// EmbedTokens is what the run's Discover and Ingest calls embedded;
+	// the session counts it against budget.max_tokens.
+	EmbedTokens int `json:"embed_tokens,omitempty"`
 }

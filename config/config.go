@@ -50,6 +50,7 @@ type Budget struct {
 	MaxWallClock  time.Duration `mapstructure:"max_wall_clock" json:"max_wall_clock"`
 	OOMCap        float64       `mapstructure:"oom_cap" json:"oom_cap"`
 	MaxTokens     int           `mapstructure:"max_tokens" json:"max_tokens"`
+	TokenReserve  float64       `mapstructure:"token_reserve" json:"token_reserve"`
 	Alpha         float64       `mapstructure:"alpha" json:"alpha"`
 	PsiThreshold  float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
 	ZeroYieldStep float64       `mapstructure:"zero_yield_step" json:"zero_yield_step"`
@@ -96,16 +97,19 @@ type LLM struct {
 	ComposeTokens     int           `mapstructure:"compose_tokens" json:"compose_tokens"`
 	OutageTolerance   time.Duration `mapstructure:"outage_tolerance" json:"outage_tolerance"`
 	OutageMaxBackoff  time.Duration `mapstructure:"outage_max_backoff" json:"outage_max_backoff"`
+	PricePrompt       float64       `mapstructure:"price_prompt_per_mtok" json:"price_prompt_per_mtok"`
+	PriceCompletion   float64       `mapstructure:"price_completion_per_mtok" json:"price_completion_per_mtok"`
 }
 
 type Embed struct {
-	BaseURL     string        `mapstructure:"base_url" json:"base_url"`
-	Model       string        `mapstructure:"model" json:"model"`
-	APIKey      string        `mapstructure:"api_key" json:"-"`
-	Timeout     time.Duration `mapstructure:"timeout" json:"timeout"`
-	BatchSize   int           `mapstructure:"batch_size" json:"batch_size"`
-	QueryPrefix string        `mapstructure:"query_prefix" json:"query_prefix"`
-	DocPrefix   string        `mapstructure:"doc_prefix" json:"doc_prefix"`
+	BaseURL      string        `mapstructure:"base_url" json:"base_url"`
+	Model        string        `mapstructure:"model" json:"model"`
+	APIKey       string        `mapstructure:"api_key" json:"-"`
+	Timeout      time.Duration `mapstructure:"timeout" json:"timeout"`
+	BatchSize    int           `mapstructure:"batch_size" json:"batch_size"`
+	QueryPrefix  string        `mapstructure:"query_prefix" json:"query_prefix"`
+	DocPrefix    string        `mapstructure:"doc_prefix" json:"doc_prefix"`
+	PricePerMTok float64       `mapstructure:"price_per_mtok" json:"price_per_mtok"`
 }
 
 type Algebra struct {

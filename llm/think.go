@@ -78,3 +78,14 @@ func joinThinking(field, inContent string) string {
 func EstimateTokens(s string) int {
 	return (len(s) + 3) / 4
 }
+
+// EstimateAll is the sum of EstimateTokens over texts: the cost budget's
+// count of embedding calls, whose usage the embedding client does not
+// return.
+func EstimateAll(texts []string) int {
+	n := 0
+	for _, t := range texts {
+		n += EstimateTokens(t)
+	}
+	return n
+}

@@ -37,3 +37,18 @@ func TestEstimateTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestEstimateAll(t *testing.T) {
+	for _, c := range []struct {
+		texts []string
+		want  int
+	}{
+		{nil, 0},
+		{[]string{""}, 0},
+		{[]string{"abcd", "abcde", "a"}, 4},
+	} {
+		if got := llm.EstimateAll(c.texts); got != c.want {
+			t.Errorf("EstimateAll(%q) = %d, want %d", c.texts, got, c.want)
+		}
+	}
+}

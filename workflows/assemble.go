@@ -1,7 +1,9 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -65,6 +67,8 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	}
 	res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence = fin.Tasks, fin.Done, fin.Failed, fin.Evidence
 	res.Stats = s.st.Stats
+	res.Tokens, res.EmbedTokens = s.st.tokensUsed(), s.st.EmbedTokens
+	res.CostUSD = cost(s.st.Stats.PromptTokens, s.st.Stats.CompletionToken, s.st.EmbedTokens, s.cfg)
 	res.ModelWaitedS = s.st.ModelWaited.Seconds()
 	s.phase = "done"
 	return res, nil
@@ -81,8 +85,13 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 	groups := algebra.GroupByBudget(tokens, s.cfg.Assembly.GroupTokens)
 	parts := make([]activities.ComposeResult, len(groups))
 	errs := make([]error, len(groups))
+	afford := s.affordable(ctx, groups, tokens)
 	wg := workflow.NewWaitGroup(ctx)
 	for i, g := range groups {
+		if !afford[i] {
+			errs[i] = errOverBudget
+			continue
+		}
 		in := activities.ComposeInput{
 			SessionID: s.id, Goal: s.in.Goal, Instructions: s.in.Instructions,
 			Sections: g, Part: i + 1, Parts: len(groups), MaxTokens: s.cfg.LLM.ComposeTokens,
@@ -101,9 +110,14 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 			s.countCompose(parts[i])
 			continue
 		}
-		s.log.Error("composition failed; the part is extractive", "part", i+1, "error", errs[i])
-		if failure == "" {
+		switch {
+		case errs[i] == errOverBudget:
+			s.log.Info("token budget spent; the part is extractive", "part", i+1)
+		case failure == "":
 			failure = fmt.Sprintf("composition of part %d of %d failed: %v", i+1, len(groups), errs[i])
+			fallthrough
+		default:
+			s.log.Error("composition failed; the part is extractive", "part", i+1, "error", errs[i])
 		}
 		ex := activities.ComposeInput{SessionID: s.id, Goal: s.in.Goal, Sections: in, Part: i + 1, Parts: len(groups)}
 		if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "extractive part %d of %d", i+1, len(groups)), acts.Extract, ex, &parts[i]); err != nil {
@@ -112,6 +126,30 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 		}
 	}
 	return parts, failure
+}
+
+// errOverBudget marks a part left uncomposed because its call could pass
+// budget.max_tokens; it gets the extractive text, with no failure.
+var errOverBudget = errors.New("token budget spent")
+
+// affordable says which groups the token budget can compose. Sessions
+// under their limit record no version marker: the check asks GetVersion
+// only when some group is over.
+func (s *session) affordable(ctx workflow.Context, groups [][]int, tokens []int) []bool {
+	est := make([]int, len(groups))
+	for i, g := range groups {
+		for _, j := range g {
+			est[i] += tokens[j]
+		}
+		est[i] += s.cfg.LLM.ComposeTokens
+	}
+	afford := composePlan(est, s.cfg.Budget.MaxTokens-s.st.tokensUsed())
+	for _, ok := range afford {
+		if !ok && workflow.GetVersion(ctx, changeTokenBudget, workflow.DefaultVersion, 1) < 1 {
+			return composePlan(est, math.MaxInt)
+		}
+	}
+	return afford
 }
 
 func (s *session) countCompose(part activities.ComposeResult) {

@@ -121,3 +121,34 @@ func sortByScore(idx []int, scores []float64) {
 		}
 	}
 }
+
+// tokenStop says whether the loop stops for budget.max_tokens before an
+// iteration: it does when the tokens used plus the next iteration's
+// estimate (what the last one spent) pass the limit less the share
+// reserved for assembly:
+//
+//	used + next > (1 - reserve) * limit
+func tokenStop(used, next, limit int, reserve float64) bool {
+	return float64(used+next) > (1-reserve)*float64(limit)
+}
+
+// composePlan says which composition calls fit in the tokens left, in
+// report order: a part is composed when its estimate (section tokens plus
+// the output limit) still fits; a part that does not fit is left to the
+// extractive report, and a later, smaller part may still fit.
+func composePlan(estimates []int, left int) []bool {
+	out := make([]bool, len(estimates))
+	for i, e := range estimates {
+		if e <= left {
+			out[i] = true
+			left -= e
+		}
+	}
+	return out
+}
+
+// cost prices a session's tokens in dollars: prices are per million tokens.
+func cost(prompt, completion, embedded int, cfg config.Config) float64 {
+	return (float64(prompt)*cfg.LLM.PricePrompt + float64(completion)*cfg.LLM.PriceCompletion +
+		float64(embedded)*cfg.Embed.PricePerMTok) / 1e6
+}

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +206,55 @@ func TestBoundReport(t *testing.T) {
 				t.Fatal("the cut report is not a prefix of the whole one")
 			}
 		})
+	}
+}
+
+func TestTokenStop(t *testing.T) {
+	for _, c := range []struct {
+		used, next, limit int
+		reserve           float64
+		want              bool
+	}{
+		{0, 0, 1000, 0.1, false},
+		{800, 100, 1000, 0.1, false}, // 900 = 0.9 x 1000: still fits
+		{801, 100, 1000, 0.1, true},
+		{500, 0, 1000, 0.5, false},
+		{1000, 0, 1000, 0, false},
+		{1001, 0, 1000, 0, true},
+		{0, 2000, 1000, 0, true}, // an iteration dearer than the whole budget
+	} {
+		if got := tokenStop(c.used, c.next, c.limit, c.reserve); got != c.want {
+			t.Errorf("tokenStop(%d, %d, %d, %v) = %v, want %v", c.used, c.next, c.limit, c.reserve, got, c.want)
+		}
+	}
+}
+
+func TestComposePlan(t *testing.T) {
+	for _, c := range []struct {
+		est  []int
+		left int
+		want []bool
+	}{
+		{nil, 100, []bool{}},
+		{[]int{10, 20}, 30, []bool{true, true}},
+		{[]int{10, 20}, 29, []bool{true, false}},
+		{[]int{50, 10}, 20, []bool{false, true}}, // a later, smaller part still fits
+		{[]int{10}, -5, []bool{false}},           // already past the limit
+	} {
+		got := composePlan(c.est, c.left)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("composePlan(%v, %d) = %v, want %v", c.est, c.left, got, c.want)
+		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	cfg := config.Defaults()
+	if got := cost(1e6, 1e6, 1e6, cfg); got != 0 {
+		t.Errorf("a local model costs %v, want 0", got)
+	}
+	cfg.LLM.PricePrompt, cfg.LLM.PriceCompletion, cfg.Embed.PricePerMTok = 3, 15, 0.02
+	if got, want := cost(2e6, 1e5, 5e5, cfg), 6+1.5+0.01; math.Abs(got-want) > 1e-12 {
+		t.Errorf("cost = %v, want %v", got, want)
 	}
 }

@@ -28,6 +28,9 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 		return StopModelUnavailable
 	case st.Iteration >= st.maxIterations(b.MaxIterations):
 		return StopMaxIterations
+	case tokenStop(st.tokensUsed(), st.IterTokens, b.MaxTokens, b.TokenReserve) &&
+		workflow.GetVersion(ctx, changeTokenBudget, workflow.DefaultVersion, 1) == 1:
+		return StopTokenBudget
 	}
 	elapsed := s.elapsed(ctx)
 	if elapsed.Seconds() >= b.OOMCap*st.maxWallClock(b.MaxWallClock).Seconds() {
@@ -57,7 +60,8 @@ func (s *session) updateBudget(elapsed time.Duration) {
 func (s *session) iterate(ctx workflow.Context) (string, error) {
 	iter := s.st.Iteration + 1
 	gctx := graphCtx(ctx, s.cfg)
-	tokensBefore := s.st.Tokens
+	tokensBefore, usedBefore := s.st.Tokens, s.st.tokensUsed()
+	defer func() { s.st.IterTokens = s.st.tokensUsed() - usedBefore }()
 
 	var rs activities.ReadStateResult
 	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), acts.ReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
@@ -123,6 +127,10 @@ const (
 	// activity: two round trips (about ten history events) fewer per
 	// iteration.
 	changeFocus = "focus-one-activity"
+	// changeTokenBudget makes budget.max_tokens a hard limit; asked only
+	// when the limit is reached, so sessions that never reach it record no
+	// marker.
+	changeTokenBudget = "token-budget"
 )
 
 // focus is steps 3b-5: the selected task becomes ACTIVE, SIMILAR_TO is
@@ -254,6 +262,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 		// The runs wait side by side: the session lost the longest wait.
 		waited = max(waited, time.Duration(r.ModelWaitMS)*time.Millisecond)
 		s.st.ModelGaveUp = s.st.ModelGaveUp || r.ModelGaveUp
+		s.st.EmbedTokens += r.EmbedTokens
 	}
 	s.st.ModelWaited += waited
 	s.st.Stats.NewEvidence += total

@@ -126,6 +126,7 @@ func (r *researchRun) discover(ctx workflow.Context) ([]research.Candidate, erro
 		}
 		return nil, fmt.Errorf("discover: %w", err)
 	}
+	r.res.EmbedTokens += disc.EmbedTokens
 	return research.RankCandidates(disc.Candidates, nil), nil
 }
 
@@ -154,6 +155,7 @@ func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (i
 		}
 		return ing, 0, false, fmt.Errorf("ingest %s: %w", key, err)
 	}
+	r.res.EmbedTokens += ing.EmbedTokens
 	return ing, len(fr.Pages), true, nil
 }
 

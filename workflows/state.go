@@ -40,6 +40,9 @@ const (
 	// StopComposeFailed: composition failed past the tolerance; the report
 	// is extractive (the evidence each section would have been written from).
 	StopComposeFailed = "compose_failed"
+	// StopTokenBudget: the next iteration could have crossed
+	// budget.max_tokens less the assembly reserve.
+	StopTokenBudget = "token_budget"
 )
 
 // SessionInput starts a session. Only Goal is required: a session started
@@ -99,7 +102,17 @@ type SessionState struct {
 	// ModelGaveUp: a model server stayed down past llm.outage_tolerance;
 	// later outages are not waited out again.
 	ModelGaveUp bool `json:"model_gave_up,omitempty"`
+	// EmbedTokens estimates what research runs embedded; with Tokens (chat
+	// calls) it is what budget.max_tokens limits.
+	EmbedTokens int `json:"embed_tokens,omitempty"`
+	// IterTokens is what the last iteration spent: the estimate of the
+	// next one that the token budget checks before it starts.
+	IterTokens int `json:"iter_tokens,omitempty"`
 }
+
+// tokensUsed is what budget.max_tokens limits: chat tokens of every call
+// (reasoning, composition, verification) and the tokens research embedded.
+func (st *SessionState) tokensUsed() int { return st.Tokens + st.EmbedTokens }
 
 // MaxIterations is the iteration budget including extensions.
 func (st *SessionState) maxIterations(base int) int { return base + st.ExtraIterations }
@@ -167,6 +180,13 @@ type SessionResult struct {
 	RemovedCitations int                 `json:"removed_citations"`
 	Stats            Stats               `json:"stats"`
 	Models           map[string]string   `json:"models,omitempty"`
+	// Tokens is what budget.max_tokens counted: chat tokens of every call
+	// and the tokens research embedded (estimated).
+	Tokens      int `json:"tokens"`
+	EmbedTokens int `json:"embed_tokens,omitempty"`
+	// CostUSD prices the tokens at llm.price_*_per_mtok and
+	// embed.price_per_mtok (0 for a local model).
+	CostUSD float64 `json:"cost_usd"`
 	// ModelWaitedS is how long the session waited out model outages.
 	ModelWaitedS float64 `json:"model_waited_s,omitempty"`
 	// Error says why the report is not what the session meant to write

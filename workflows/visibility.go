@@ -19,17 +19,20 @@ var (
 	AttrPressure  = temporal.NewSearchAttributeKeyFloat64("LethePressure")
 	AttrPsi       = temporal.NewSearchAttributeKeyFloat64("LethePsi")
 	AttrTasksDone = temporal.NewSearchAttributeKeyInt64("LetheTasksDone")
-	// A Double because the dev server's SQLite visibility store allows only
-	// three Int attributes per namespace.
-	AttrTasksTotal = temporal.NewSearchAttributeKeyFloat64("LetheTasksTotal")
-	AttrEvidence   = temporal.NewSearchAttributeKeyInt64("LetheEvidence")
+	AttrEvidence  = temporal.NewSearchAttributeKeyInt64("LetheEvidence")
+	// LetheTokens is what budget.max_tokens counts. A Double because SQL
+	// visibility stores (the dev server's SQLite among them) allow three
+	// Int and three Double attributes per namespace; it took the slot of
+	// LetheTasksTotal (docs/operations.md). Queries compare it like an
+	// Int: 'LetheTokens > 1000000'.
+	AttrTokens = temporal.NewSearchAttributeKeyFloat64("LetheTokens")
 )
 
 // SearchAttributes lists every attribute with its type, in the form
 // `temporal operator search-attribute create` and start-dev take.
 func SearchAttributes() []string {
 	return []string{"LetheStatus=Keyword", "LetheIteration=Int", "LethePressure=Double", "LethePsi=Double",
-		"LetheTasksDone=Int", "LetheTasksTotal=Double", "LetheEvidence=Int"}
+		"LetheTasksDone=Int", "LetheEvidence=Int", "LetheTokens=Double"}
 }
 
 // Session statuses of LetheStatus.
@@ -51,10 +54,7 @@ func (s *session) publish(ctx workflow.Context, status string) {
 	if s.wait != nil && s.wait.current != nil {
 		status = StatusWaiting
 	}
-	done, total := s.st.Counts["DONE"], 0
-	for _, st := range statuses {
-		total += s.st.Counts[st]
-	}
+	done := s.st.Counts["DONE"]
 	if s.cfg.Temporal.SearchAttributes {
 		err := workflow.UpsertTypedSearchAttributes(ctx,
 			AttrStatus.ValueSet(status),
@@ -62,8 +62,8 @@ func (s *session) publish(ctx workflow.Context, status string) {
 			AttrPressure.ValueSet(s.st.Pressure),
 			AttrPsi.ValueSet(s.st.Psi),
 			AttrTasksDone.ValueSet(int64(done)),
-			AttrTasksTotal.ValueSet(float64(total)),
 			AttrEvidence.ValueSet(int64(s.st.Evidence)),
+			AttrTokens.ValueSet(float64(s.st.tokensUsed())),
 		)
 		if err != nil {
 			s.log.Warn("search attribute upsert failed", "error", err)
