@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{nil, 50, 0},
+		{ms(7), 99, 7 * time.Millisecond},
+		{ms(5, 1, 3), 50, 3 * time.Millisecond},
+		{ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 100), 99, 100 * time.Millisecond},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 100), 90, 9 * time.Millisecond},
+	} {
+		if got := percentile(c.in, c.p); got != c.want {
+			t.Errorf("percentile(%v, %v) = %v, want %v", c.in, c.p, got, c.want)
+		}
+	}
+}
+
+func TestStatTicks(t *testing.T) {
+	for _, c := range []struct {
+		stat string
+		want int64
+	}{
+		{"1234 (temporal) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0", 300},
+		{"99 (a (b) c) R 1 99 99 0 -1 0 0 0 0 0 7 3 0 0", 10}, // a name with spaces and parentheses
+		{"garbage", 0},
+		{"1 (x) S 1", 0},
+	} {
+		if got := statTicks(c.stat); got != c.want {
+			t.Errorf("statTicks(%q) = %d, want %d", c.stat, got, c.want)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-n", "1, 20,200", "-latency", "10s"})
+	if err != nil || len(o.ns) != 3 || o.ns[2] != 200 || o.latency != 10*time.Second {
+		t.Fatalf("parseFlags = %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-n", "0"}, {"-n", "x"}, {"-workers", "0"}, {"-latency", "-1s"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	ok := session{wall: 10 * time.Second, model: 6 * time.Second, iterations: 4, events: 100, bytes: 2048}
+	slow := session{wall: 14 * time.Second, model: 6 * time.Second, iterations: 4, events: 120, bytes: 4096}
+	r := summarize(3, time.Second, 30*time.Minute, []session{ok, slow, {err: errors.New("boom")}},
+		[]usage{{ticks: 100}, {ticks: 50}}, []usage{{ticks: 100 + 180*100}, {ticks: 50 + 90*100, hwmKiB: 2048}})
+	if r.failed != 1 || !strings.Contains(r.firstErr, "boom") {
+		t.Errorf("failures %d %q", r.failed, r.firstErr)
+	}
+	if r.p50 != time.Second || r.p99 != 2*time.Second || r.ratio() != 1 {
+		t.Errorf("overhead p50 %v p99 %v ratio %v", r.p50, r.p99, r.ratio())
+	}
+	if r.perHour != 4 || r.events != 110 || r.kib != 3 {
+		t.Errorf("per hour %v, events %v, KiB %v", r.perHour, r.events, r.kib)
+	}
+	// 180 s of server CPU and 90 s of worker CPU over 30 min: 10% and 5% of a core.
+	if r.serverCPU != 10 || r.workerCPU != 5 || r.workerRSSMiB != 2 {
+		t.Errorf("server CPU %v%%, worker CPU %v%%, RSS %v MiB", r.serverCPU, r.workerCPU, r.workerRSSMiB)
+	}
+	if svg := renderChart(options{latency: time.Second}, []row{r}); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "polyline") {
+		t.Errorf("chart:\n%s", svg)
+	}
+}

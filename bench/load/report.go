@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// row is one round: n concurrent sessions.
+type row struct {
+	n, failed            int
+	latency, makespan    time.Duration
+	perHour              float64
+	p50, p99             time.Duration
+	serverCPU, workerCPU float64 // percent of one core over the round
+	workerRSSMiB         float64
+	events, kib          float64 // per session, mean
+	firstErr             string
+}
+
+func summarize(n int, latency, makespan time.Duration, sessions []session, before, after []usage) row {
+	r := row{n: n, latency: latency, makespan: makespan}
+	var over []time.Duration
+	done := 0
+	for _, s := range sessions {
+		if s.err != nil {
+			r.failed++
+			if r.firstErr == "" {
+				r.firstErr = s.err.Error()
+			}
+			continue
+		}
+		done++
+		over = append(over, s.overhead())
+		r.events += float64(s.events)
+		r.kib += float64(s.bytes) / 1024
+	}
+	if done > 0 {
+		r.events /= float64(done)
+		r.kib /= float64(done)
+	}
+	r.p50, r.p99 = percentile(over, 50), percentile(over, 99)
+	r.perHour = float64(done) / makespan.Hours()
+	secs := makespan.Seconds() * userHZ / 100 // ticks per percent of one core
+	r.serverCPU = float64(after[0].ticks-before[0].ticks) / secs
+	for i := 1; i < len(after); i++ {
+		r.workerCPU += float64(after[i].ticks-before[i].ticks) / secs
+		r.workerRSSMiB += float64(after[i].hwmKiB) / 1024
+	}
+	return r
+}
+
+// ratio is the median overhead as a share of one model call's latency.
+func (r row) ratio() float64 {
+	if r.latency == 0 {
+		return 0
+	}
+	return float64(r.p50) / float64(r.latency)
+}
+
+func (r row) line() string {
+	s := fmt.Sprintf("n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%%, worker CPU %.0f%%",
+		r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+		100*r.ratio(), r.serverCPU, r.workerCPU)
+	if r.firstErr != "" {
+		s += "; first failure: " + r.firstErr
+	}
+	return s
+}
+
+func renderTable(o options, rows []row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Scripted model at %s per call, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n", o.latency, o.workers)
+	b.WriteString("| sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | worker RSS | events/session | KiB/session |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f |\n",
+			r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+			100*r.ratio(), r.serverCPU, r.workerCPU, r.workerRSSMiB, r.events, r.kib)
+	}
+	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling).\n")
+	return b.String()
+}
+
+// renderChart draws overhead p50 and p99 (ms) against the number of
+// concurrent sessions as an SVG line chart.
+func renderChart(o options, rows []row) string {
+	const w, h, left, bottom, top, right = 640.0, 400.0, 70.0, 50.0, 40.0, 20.0
+	maxN, maxY := 1.0, 1.0
+	for _, r := range rows {
+		maxN = max(maxN, float64(r.n))
+		maxY = max(maxY, float64(r.p99.Milliseconds()))
+	}
+	x := func(n int) float64 { return left + (w-left-right)*float64(n)/maxN }
+	y := func(ms float64) float64 { return h - bottom - (h-bottom-top)*ms/maxY }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14">Orchestration overhead per iteration, scripted model at %s</text>`+"\n", left, o.latency)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, top, left, h-bottom)
+	for i := 0; i <= 4; i++ {
+		v := maxY * float64(i) / 4
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%.0f ms</text>`+"\n", left-6, y(v)+4, v)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(r.n), h-bottom+16, r.n)
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">concurrent sessions</text>`+"\n", (left+w-right)/2, h-12)
+	for _, s := range []struct {
+		name, color string
+		get         func(row) time.Duration
+	}{{"p50", "#1f77b4", func(r row) time.Duration { return r.p50 }}, {"p99", "#d62728", func(r row) time.Duration { return r.p99 }}} {
+		var pts []string
+		for _, r := range rows {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.n), y(float64(s.get(r).Milliseconds()))))
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", s.color, strings.Join(pts, " "))
+		for _, p := range pts {
+			xy := strings.Split(p, ",")
+			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], s.color)
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="#1f77b4">p50</text><text x="%.0f" y="%.0f" fill="#d62728">p99</text>`+"\n", w-right-70, top+10, w-right-35, top+10)
+	b.WriteString("</svg>\n")
+	return b.String()
+}
