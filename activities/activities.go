@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/research"
@@ -42,7 +43,7 @@ type Activities struct {
 	STT     *research.Transcriber
 	// Sources are where the worker's tree came from; ResolveConfig loads
 	// them again with a session's overrides on top.
-	Sources config.Sources
+	Sources load.Sources
 }
 
 func logger(ctx context.Context, session string) log.Logger {

@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -224,7 +224,7 @@ func newResearchEnv(t *testing.T, dir string, extra map[string]string) (*testsui
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	a, err := service.NewActivities(cfg, config.Sources{}, store)
+	a, err := service.NewActivities(cfg, load.Sources{}, store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 )
@@ -16,7 +17,7 @@ import (
 func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (config.Config, error) {
 	src := a.Sources
 	src.Overrides = in.Params
-	c, err := config.Load(src)
+	c, err := load.Load(src)
 	if err != nil {
 		return config.Config{}, nonRetryable(ErrConfig, err)
 	}

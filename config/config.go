@@ -1,6 +1,8 @@
-// Package config is the frozen parameter tree of the service: defaults from
-// the seeds, an optional YAML file, then LETHE_* environment variables, all
-// validated at load. Every threshold used anywhere is declared in params.go.
+// Package config is the frozen parameter tree of the service: its types, the
+// parameter table (params.go: every threshold used anywhere, with default,
+// range and reason), the defaults, validation, and JSON decoding over the
+// defaults. It is pure data (stdlib and algebra only), so that workflow code
+// may link it; config/load reads the YAML file and LETHE_* environment.
 package config
 
 import (

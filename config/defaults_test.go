@@ -2,16 +2,9 @@ package config
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 	"time"
 )
-
-func TestDefaultsMatchLoad(t *testing.T) {
-	if got, want := Defaults(), Default(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Defaults() differs from Load's defaults:\n got  %+v\n want %+v", got, want)
-	}
-}
 
 // A config recorded before llm.outage_tolerance existed decodes with the
 // parameter's default, and validates.

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -54,7 +55,7 @@ func startLive(t *testing.T, id, script string, extra map[string]string) *live {
 	}
 	w := startWorker(t, params)
 	c := dial(t)
-	cfg, err := config.Load(config.Sources{Env: []string{}, Overrides: params})
+	cfg, err := load.Load(load.Sources{Env: []string{}, Overrides: params})
 	if err != nil {
 		t.Fatal(err)
 	}

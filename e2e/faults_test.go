@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
@@ -63,7 +64,7 @@ func newFaultRig(t *testing.T, id string, script llmtest.Script, extra map[strin
 	for k, v := range extra {
 		r.params[k] = v
 	}
-	if r.cfg, err = config.Load(config.Sources{Env: []string{}, Overrides: r.params}); err != nil {
+	if r.cfg, err = load.Load(load.Sources{Env: []string{}, Overrides: r.params}); err != nil {
 		t.Fatal(err)
 	}
 	r.w = startWorker(t, r.params)

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
@@ -73,7 +74,7 @@ func TestTwoWorkerConfigsOneHistory(t *testing.T) {
 	if err := os.WriteFile(file, []byte(deviantConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(config.Sources{Env: []string{}, Overrides: params})
+	cfg, err := load.Load(load.Sources{Env: []string{}, Overrides: params})
 	if err != nil {
 		t.Fatal(err)
 	}

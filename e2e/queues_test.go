@@ -12,7 +12,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
@@ -53,7 +53,7 @@ func TestThreeWorkersThreeQueues(t *testing.T) {
 	for _, q := range []string{"q3-lethe", "q3-lethe-llm", "q3-lethe-browser"} {
 		byQueue[q] = startWorker(t, params, "-queues", q)
 	}
-	cfg, err := config.Load(config.Sources{Env: []string{}, Overrides: params})
+	cfg, err := load.Load(load.Sources{Env: []string{}, Overrides: params})
 	if err != nil {
 		t.Fatal(err)
 	}

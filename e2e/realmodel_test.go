@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -91,7 +91,7 @@ func TestRealModelSession(t *testing.T) {
 	for k, v := range params {
 		over[k] = v
 	}
-	cfg, err := config.Load(config.Sources{Env: []string{}, Overrides: over})
+	cfg, err := load.Load(load.Sources{Env: []string{}, Overrides: over})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	neo4jstore "github.com/lethe-research/lethe/graph/neo4j"
@@ -55,7 +56,7 @@ func OpenStore(cfg config.Config) (graph.Store, error) {
 
 // NewActivities builds the activities' clients from the worker's config,
 // which was loaded from src.
-func NewActivities(cfg config.Config, src config.Sources, store graph.Store) (*activities.Activities, error) {
+func NewActivities(cfg config.Config, src load.Sources, store graph.Store) (*activities.Activities, error) {
 	hc := &http.Client{}
 	a := &activities.Activities{
 		Cfg:     cfg,

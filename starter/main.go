@@ -14,7 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/workflows"
 )
 
@@ -47,7 +47,7 @@ func main() {
 }
 
 func run(goal, id, file, instructions, output string, follow bool, ps params) error {
-	cfg, err := config.Load(config.Sources{File: file, Overrides: ps})
+	cfg, err := load.Load(load.Sources{File: file, Overrides: ps})
 	if err != nil {
 		return err
 	}

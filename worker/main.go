@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/logging"
 	"github.com/lethe-research/lethe/service"
 )
@@ -34,8 +34,8 @@ func main() {
 }
 
 func run(file, level, queueFlag string) error {
-	src := config.Sources{File: file}
-	cfg, err := config.Load(src)
+	src := load.Sources{File: file}
+	cfg, err := load.Load(src)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -48,7 +48,7 @@ func chain(t *testing.T, iterations, every int) (workflows.SessionState, workflo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}}, store)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}}, store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
@@ -59,7 +60,7 @@ func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/llm/llmtest"
 )
 
@@ -62,7 +63,7 @@ func Config(t testing.TB, modelURL, dir string, extra map[string]string) config.
 	for k, v := range extra {
 		p[k] = v
 	}
-	c, err := config.Load(config.Sources{Env: []string{}, Overrides: p})
+	c, err := load.Load(load.Sources{Env: []string{}, Overrides: p})
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -74,12 +75,12 @@ func Config(t testing.TB, modelURL, dir string, extra map[string]string) config.
 func Env(p map[string]string) []string {
 	var env []string
 	for _, kv := range os.Environ() { // the worker sees only the test's parameters
-		if !strings.HasPrefix(kv, config.EnvPrefix) {
+		if !strings.HasPrefix(kv, load.EnvPrefix) {
 			env = append(env, kv)
 		}
 	}
 	for k, v := range p {
-		env = append(env, config.EnvName(k)+"="+v)
+		env = append(env, load.EnvName(k)+"="+v)
 	}
 	return env
 }
