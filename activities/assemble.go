@@ -433,7 +433,7 @@ func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeRe
 			}
 		}
 	}
-	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, in.Similar.graphParams(), nil); err != nil {
+	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graphParams(in.Similar), nil); err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize similar: %w", err)
 	}
 	ev, err := a.Store.Evidence(ctx, in.SessionID, "")

@@ -11,30 +11,21 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/neo4j"
 	"github.com/lethe-research/lethe/llm"
 )
 
-// Error types the guard gives the failures it classifies.
+// Error types the guard gives the failures it classifies (contract).
 const (
-	// ErrModelUnavailable is a model-server outage. Retry policies list it
-	// as non-retryable so that the server does not retry it blindly: the
-	// workflow waits it out itself, shows that it waits, and keeps the wait
-	// off the session's budget.
-	ErrModelUnavailable = "ModelUnavailable"
-	// ErrPayloadTooLarge is an activity result over temporal.max_payload_bytes.
-	ErrPayloadTooLarge = "PayloadTooLarge"
-	// ErrPermanentStore is a store error that retrying cannot fix.
-	ErrPermanentStore = "PermanentStoreError"
+	ErrModelUnavailable = contract.ErrModelUnavailable
+	ErrPayloadTooLarge  = contract.ErrPayloadTooLarge
+	ErrPermanentStore   = contract.ErrPermanentStore
 )
 
-// Outage is the detail of an ErrModelUnavailable failure.
-type Outage struct {
-	Service string `json:"service"` // llm.ServiceChat or llm.ServiceEmbed
-	URL     string `json:"url"`
-	Error   string `json:"error"`
-}
+// Outage is the detail of an ErrModelUnavailable failure (contract).
+type Outage = contract.Outage
 
 // Guard is the worker interceptor every activity runs through, so that no
 // activity can forget what all of them owe the workflow: a heartbeat on a

@@ -50,16 +50,16 @@ func TestOlderInputsTakeDefaults(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"session_id":"s","params":{"chunk_chars":300,"max_chunks_per_page":2,"max_chunks_embedded":9,"svd_k":4,"min_evidence":2}}`), &old); err != nil {
 		t.Fatal(err)
 	}
-	got := old.Params.withDefaults()
+	got := old.Params.WithDefaults()
 	if got.ChunkChars != 300 || got.SVDK != 4 || got.AttentionK != def.AttentionK || got.AttentionTau != def.AttentionTau || *got.Strength != *def.Strength {
 		t.Errorf("older ingest params with defaults: %+v (strength %+v)", got, got.Strength)
 	}
-	if none := (IngestParams{}).withDefaults(); none.ChunkChars != def.ChunkChars || *none.Strength != *def.Strength {
+	if none := (IngestParams{}).WithDefaults(); none.ChunkChars != def.ChunkChars || *none.Strength != *def.Strength {
 		t.Errorf("empty ingest params with defaults: %+v", none)
 	}
 	zero := def
 	zero.Strength = &research.StrengthParams{GoalWeight: 1}
-	if got := zero.withDefaults(); got.Strength.GainWeight != 0 || got.Strength.Priors.PDF != 0 {
+	if got := zero.WithDefaults(); got.Strength.GainWeight != 0 || got.Strength.Priors.PDF != 0 {
 		t.Errorf("explicit zero strength parameters replaced: %+v", got.Strength)
 	}
 
@@ -67,15 +67,15 @@ func TestOlderInputsTakeDefaults(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"session_id":"s","similar":{"threshold":0.7,"max_per_node":3}}`), &sim); err != nil {
 		t.Fatal(err)
 	}
-	if gp := sim.Similar.graphParams(); gp.Threshold != 0.7 || gp.MaxPerNode != 3 || gp.Refine != nil {
+	if gp := graphParams(sim.Similar); gp.Threshold != 0.7 || gp.MaxPerNode != 3 || gp.Refine != nil {
 		t.Errorf("older similar params: %+v (nil Refine is graph's default)", gp)
 	}
-	if gp := (SimilarParams{}).graphParams(); gp.Threshold != config.Defaults().Algebra.SimilarThreshold || *gp.Refine != graph.DefaultRefinement() {
+	if gp := graphParams(SimilarParams{}); gp.Threshold != config.Defaults().Algebra.SimilarThreshold || *gp.Refine != graph.DefaultRefinement() {
 		t.Errorf("empty similar params: %+v", gp)
 	}
 	off := SimilarOf(config.Defaults().Algebra)
 	off.Refine = &graph.Refinement{}
-	if gp := off.graphParams(); *gp.Refine != (graph.Refinement{}) {
+	if gp := graphParams(off); *gp.Refine != (graph.Refinement{}) {
 		t.Errorf("explicit zero refinement replaced: %+v", gp.Refine)
 	}
 

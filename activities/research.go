@@ -532,7 +532,7 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	for _, e := range held {
 		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
-	p := in.Params.withDefaults()
+	p := in.Params.WithDefaults()
 	for i, d := range docs {
 		if err := a.ingestDoc(ctx, in.SessionID, in.Iteration, p, d, st); err != nil {
 			return IngestResult{}, err

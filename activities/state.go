@@ -113,7 +113,7 @@ func (a *Activities) SetStatus(ctx context.Context, in StatusInput) error {
 // SyncSimilar refreshes SIMILAR_TO edges so that PPR can traverse links
 // between evidence ingested in the previous iteration.
 func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (SyncSimilarResult, error) {
-	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, in.Similar.graphParams(), nil)
+	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graphParams(in.Similar), nil)
 	if err != nil {
 		return SyncSimilarResult{}, fmt.Errorf("sync similar: %w", err)
 	}

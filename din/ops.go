@@ -3,28 +3,14 @@ package din
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
-// Op is one DIN-Write operation as the model wrote it. Which fields an
-// operation may carry is fixed by its type (see opSpecs); every other field
-// must stay empty. Parse rejects an answer whose ops carry foreign fields, so
-// a validated Op never holds data that the apply step would silently drop.
-type Op struct {
-	Op          string            `json:"op"`
-	ID          string            `json:"id,omitempty"`
-	Task        string            `json:"task,omitempty"`
-	Description string            `json:"description,omitempty"`
-	EmbedText   string            `json:"embed_text,omitempty"`
-	Parent      string            `json:"parent,omitempty"`
-	DependsOn   []string          `json:"depends_on,omitempty"`
-	On          string            `json:"on,omitempty"`
-	Result      string            `json:"result,omitempty"`
-	Reason      string            `json:"reason,omitempty"`
-	Content     string            `json:"content,omitempty"`
-	Source      string            `json:"source,omitempty"`
-	Tool        string            `json:"tool,omitempty"`
-	Args        map[string]string `json:"args,omitempty"`
-}
+// Op is one DIN-Write operation as the model wrote it (contract.Op: it
+// travels in the ApplyOps input). Which fields an operation may carry is
+// fixed by its type (see opSpecs); every other field must stay empty.
+type Op = contract.Op
 
 // Operation type names, in the order the protocol documents them.
 const (
@@ -156,7 +142,7 @@ func isField(name string) bool {
 }
 
 // str returns the value of a string field by wire name.
-func (o *Op) str(name string) string {
+func str(o *Op, name string) string {
 	switch name {
 	case "op":
 		return o.Op
@@ -187,7 +173,7 @@ func (o *Op) str(name string) string {
 }
 
 // setStr sets a string field by wire name (used by the decoder).
-func (o *Op) setStr(name, v string) {
+func setStr(o *Op, name, v string) {
 	switch name {
 	case "op":
 		o.Op = v
@@ -217,14 +203,14 @@ func (o *Op) setStr(name, v string) {
 }
 
 // isSet reports whether a field by wire name holds a value.
-func (o *Op) isSet(name string) bool {
+func isSet(o *Op, name string) bool {
 	switch name {
 	case "depends_on":
 		return len(o.DependsOn) > 0
 	case "args":
 		return len(o.Args) > 0
 	}
-	return o.str(name) != ""
+	return str(o, name) != ""
 }
 
 // Limits bounds what one answer may contain. A zero or negative field means

@@ -190,7 +190,7 @@ func decodeField(i int, op *Op, meta *opMeta, spec opSpec, k string, v json.RawM
 			delete(meta.present, k)
 			return nil
 		}
-		op.setStr(k, s)
+		setStr(op, k, s)
 	}
 	return nil
 }

@@ -122,12 +122,12 @@ func (v *validator) op(i int, o *Op, meta opMeta) {
 		if meta.decoded {
 			return meta.present[name]
 		}
-		return o.isSet(name)
+		return isSet(o, name)
 	}
 	// Fields of other op types. Parse already reported them by key.
 	if !meta.decoded {
 		for _, name := range allFields {
-			if _, mine := spec.field(name); name != "op" && !mine && o.isSet(name) {
+			if _, mine := spec.field(name); name != "op" && !mine && isSet(o, name) {
 				v.add(unknownFieldError(i, o.Op, name))
 			}
 		}
@@ -152,11 +152,11 @@ func (v *validator) op(i int, o *Op, meta opMeta) {
 func (v *validator) field(i int, o *Op, f fieldSpec, meta opMeta) bool {
 	switch f.kind {
 	case kText:
-		return v.text(i, o.Op, f.name, o.str(f.name), v.lim.MaxStringLen)
+		return v.text(i, o.Op, f.name, str(o, f.name), v.lim.MaxStringLen)
 	case kEmbed:
-		return v.text(i, o.Op, f.name, o.str(f.name), v.lim.MaxEmbedTextLen)
+		return v.text(i, o.Op, f.name, str(o, f.name), v.lim.MaxEmbedTextLen)
 	case kURL:
-		s := o.str(f.name)
+		s := str(o, f.name)
 		if !v.text(i, o.Op, f.name, s, v.lim.MaxStringLen) {
 			return false
 		}
@@ -168,7 +168,7 @@ func (v *validator) field(i int, o *Op, f fieldSpec, meta opMeta) bool {
 	case kNewID:
 		return v.newID(i, o)
 	case kRef:
-		id := o.str(f.name)
+		id := str(o, f.name)
 		if o.Op == OpCreate && f.name == "parent" && id == o.ID && id != "" {
 			v.add(errf(i, o.Op, f.name, CodeSelfReference, "a task cannot be its own parent"))
 			return false

@@ -4,36 +4,32 @@
 // shared conformance suite lives in graphtest.
 package graph
 
-import "strings"
+import (
+	"strings"
 
-// Status is a task's lifecycle state. FAILED is terminal and immutable.
-type Status string
-
-const (
-	Pending Status = "PENDING"
-	Active  Status = "ACTIVE"
-	Done    Status = "DONE"
-	Failed  Status = "FAILED"
+	"github.com/lethe-research/lethe/contract"
 )
 
-// Valid reports whether s is one of the four known statuses.
-func (s Status) Valid() bool {
-	switch s {
-	case Pending, Active, Done, Failed:
-		return true
-	}
-	return false
-}
-
-// EvidenceKind says where a piece of evidence came from.
-type EvidenceKind string
+// Status is a task's lifecycle state. FAILED is terminal and immutable.
+// It crosses the workflow boundary, so it lives in contract.
+type Status = contract.TaskStatus
 
 const (
-	KindHTML       EvidenceKind = "html"
-	KindPDF        EvidenceKind = "pdf"
-	KindText       EvidenceKind = "text"
-	KindTranscript EvidenceKind = "transcript"
-	KindLLM        EvidenceKind = "llm"
+	Pending = contract.TaskPending
+	Active  = contract.TaskActive
+	Done    = contract.TaskDone
+	Failed  = contract.TaskFailed
+)
+
+// EvidenceKind says where a piece of evidence came from (contract).
+type EvidenceKind = contract.EvidenceKind
+
+const (
+	KindHTML       = contract.KindHTML
+	KindPDF        = contract.KindPDF
+	KindText       = contract.KindText
+	KindTranscript = contract.KindTranscript
+	KindLLM        = contract.KindLLM
 )
 
 // EdgeKind names a relationship type.
@@ -47,7 +43,7 @@ const (
 )
 
 // RootShortID is the short id of every session's root task.
-const RootShortID = "root"
+const RootShortID = contract.RootShortID
 
 // Session is the per-session anchor node: the goal and its two embeddings
 // (document and query prefix), which are the fixed reference points of all

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"errors"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 // ErrNotFound is returned when a session, task or blob does not exist.
@@ -56,16 +58,9 @@ type ApplyRequest struct {
 	EvidenceStrength float64
 }
 
-// ApplyResult says what a write did.
-type ApplyResult struct {
-	Applied    int               // ops that changed the graph
-	Created    []string          // short ids of tasks created
-	Mapped     map[string]string // new short id -> existing short id, for creates deduplicated onto an existing task
-	Evidence   int               // evidence items added by evidence ops
-	RolledBack bool              // the write was discarded as a whole (cycle)
-	Reason     string            // why it rolled back
-	Replayed   bool              // the key had been applied before; nothing changed now
-}
+// ApplyResult says what a write did; the workflow reads it, so it lives in
+// contract.
+type ApplyResult = contract.ApplyResult
 
 // A rolled-back result has Applied == 0, Evidence == 0 and no Created or
 // Mapped entries: nothing of the write is visible.

@@ -1,9 +1,11 @@
-package research
+package queue
 
 import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 func TestNormalizeURL(t *testing.T) {
@@ -28,7 +30,7 @@ func TestNormalizeURL(t *testing.T) {
 }
 
 func TestRankCandidates(t *testing.T) {
-	in := []Candidate{
+	in := []contract.URLCandidate{
 		{URL: "https://b.example/page#one", Title: "B low", GoalCos: 0.2},
 		{URL: "https://a.example/x", Title: "A", GoalCos: 0.5},
 		{URL: "https://B.example:443/page#two", Title: "B high", GoalCos: 0.7},
@@ -39,7 +41,7 @@ func TestRankCandidates(t *testing.T) {
 		{URL: "https://d.example/", Title: "D first", GoalCos: 0.3},
 		{URL: "https://d.example/#dup", Title: "D second", GoalCos: 0.3},
 	}
-	orig := append([]Candidate(nil), in...)
+	orig := append([]contract.URLCandidate(nil), in...)
 	seen := map[string]bool{"https://SEEN.example/done#x": true, "https://c.example/": false}
 	got := RankCandidates(in, seen)
 	var titles, urls []string

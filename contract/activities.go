@@ -1,0 +1,484 @@
+package contract
+
+import "github.com/lethe-research/lethe/algebra"
+
+// Payloads below are everything that crosses the workflow boundary: ids,
+// scalars and texts for the prompt; embedding vectors never do. Workflow
+// code names each activity by method value on a nil *Activities (stubs.go);
+// the registered name is the method's.
+
+// Error types of non-retryable application errors.
+const (
+	ErrInvalidInput = "InvalidInput"
+	ErrUnhealthy    = "ServiceUnavailable"
+	ErrConfig       = "InvalidConfig"
+	ErrLLM          = "LLMError"
+)
+
+// ResolveConfigInput asks the worker to resolve its parameter tree with the
+// session's overrides (for sessions started without a resolved config).
+type ResolveConfigInput struct {
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// HealthInput names the session whose bootstrap probes the services.
+type HealthInput struct {
+	SessionID string `json:"session_id"`
+}
+
+// BootstrapInput creates (or resets and recreates) a session's graph.
+type BootstrapInput struct {
+	SessionID string `json:"session_id"`
+	Goal      string `json:"goal"`
+}
+
+// BootstrapResult reports the embedding dimension the model answered with.
+type BootstrapResult struct {
+	Dim         int    `json:"dim"`
+	RootShortID string `json:"root"`
+	ChatModel   string `json:"chat_model,omitempty"`
+	EmbedModel  string `json:"embed_model,omitempty"`
+}
+
+// ReadStateInput is Tx1: the state selection needs at iteration Iteration.
+type ReadStateInput struct {
+	SessionID string `json:"session_id"`
+	Iteration int    `json:"iteration"`
+}
+
+// TaskInfo is a task as the workflow sees it: no vectors.
+type TaskInfo struct {
+	ShortID     string     `json:"id"`
+	Description string     `json:"d"`
+	Status      TaskStatus `json:"s"`
+	Depth       int        `json:"depth,omitempty"`
+	NProductive int        `json:"np,omitempty"`
+	Parent      string     `json:"p,omitempty"`
+	DependsOn   []string   `json:"dep,omitempty"`
+	Evidence    int        `json:"ev,omitempty"`
+	Result      string     `json:"r,omitempty"` // truncated result summary or fail reason
+}
+
+// ReadyTask carries the three cosines of the closed-form warp and the
+// task's evidence coverage, so ranking needs no vectors.
+type ReadyTask struct {
+	ShortID  string  `json:"id"`
+	CosGoal  float64 `json:"cg"` // task · goal (query prefix)
+	CosGap   float64 `json:"cd"` // task · gap direction
+	Coverage float64 `json:"cov"`
+}
+
+// ReadStateResult is the state of the graph at the start of an iteration.
+type ReadStateResult struct {
+	Tasks      []TaskInfo  `json:"tasks"`
+	Ready      []ReadyTask `json:"ready"`
+	GapGoalCos float64     `json:"gap_goal"` // gap direction · goal
+	Evidence   int         `json:"evidence"`
+}
+
+// StatusInput moves one task between statuses.
+type StatusInput struct {
+	SessionID string       `json:"session_id"`
+	Task      string       `json:"task"`
+	From      []TaskStatus `json:"from,omitempty"`
+	To        TaskStatus   `json:"to"`
+}
+
+// SyncSimilarInput runs the SIMILAR_TO sync of one session.
+type SyncSimilarInput struct {
+	SessionID string        `json:"session_id"`
+	Iteration int           `json:"iteration"`
+	Similar   SimilarParams `json:"similar"`
+}
+
+// SimilarParams are the session's SIMILAR_TO parameters. Refine (the
+// strength refinement) is nil in an input from workflow code older than
+// algebra.corroboration_boost: the defaults apply then.
+type SimilarParams struct {
+	Threshold  float64     `json:"threshold"`
+	MaxPerNode int         `json:"max_per_node"`
+	Refine     *Refinement `json:"refine,omitempty"`
+}
+
+// SimilarOf is the SIMILAR_TO part of a session's config.
+func SimilarOf(c Algebra) SimilarParams {
+	return SimilarParams{Threshold: c.SimilarThreshold, MaxPerNode: c.SimilarMaxPerNode,
+		Refine: &Refinement{Boost: c.CorroborationBoost, Penalty: c.ContradictionPen}}
+}
+
+// SyncSimilarResult counts what the sync did.
+type SyncSimilarResult struct {
+	Edges    int `json:"edges"`
+	Compared int `json:"compared"`
+}
+
+// FocusInput marks the selected task ACTIVE, syncs SIMILAR_TO and expands
+// the context from the task, in one activity.
+type FocusInput struct {
+	SessionID  string        `json:"session_id"`
+	Iteration  int           `json:"iteration"`
+	Task       string        `json:"task"`
+	Similar    SimilarParams `json:"similar"`
+	Context    Context       `json:"context"`
+	ChunkChars int           `json:"chunk_chars"`
+}
+
+// ExpandInput runs PPR from the selected task.
+type ExpandInput struct {
+	SessionID string  `json:"session_id"`
+	Task      string  `json:"task"`
+	Context   Context `json:"context"`
+	// ChunkChars bounds a candidate's text at twice the session's chunk size.
+	ChunkChars int `json:"chunk_chars"`
+}
+
+// Candidate is one evidence item PPR reached, with what packing needs.
+type Candidate struct {
+	Ref     string  `json:"ref"` // evidence id
+	Task    string  `json:"task"`
+	Text    string  `json:"text"`
+	Source  string  `json:"src,omitempty"`
+	Title   string  `json:"title,omitempty"`
+	Tokens  int     `json:"tok"`
+	PPR     float64 `json:"ppr"`
+	CosGoal float64 `json:"cg"`
+}
+
+// ExpandResult holds the candidates and their pairwise cosines.
+type ExpandResult struct {
+	Candidates []Candidate      `json:"cands"`
+	Sims       algebra.PairSims `json:"sims"`
+}
+
+// ReasonInput is one LLM call.
+type ReasonInput struct {
+	SessionID      string `json:"session_id"`
+	Iteration      int    `json:"iteration"`
+	Attempt        int    `json:"attempt"` // 0 = first call, n = n-th repair
+	System         string `json:"system"`
+	User           string `json:"user"`
+	ThinkingBudget int    `json:"thinking"`
+	MaxTokens      int    `json:"max_tokens"`
+	NoThink        bool   `json:"no_think,omitempty"`
+	Schema         bool   `json:"schema,omitempty"`       // send the DIN schema as response_format
+	SchemaLoose    bool   `json:"schema_loose,omitempty"` // in llama.cpp's loose form (llm.json_schema_loose)
+}
+
+// ReasonResult is the model's answer, thinking stripped (it is logged, never
+// fed back: it would make calls depend on earlier monologue).
+type ReasonResult struct {
+	Content          string `json:"content"`
+	ThinkingChars    int    `json:"thinking_chars"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	LatencyMS        int64  `json:"latency_ms"`
+	Model            string `json:"model,omitempty"`
+}
+
+// ApplyInput is Tx2: the validated ops of one iteration.
+type ApplyInput struct {
+	SessionID      string  `json:"session_id"`
+	Iteration      int     `json:"iteration"`
+	ActiveTask     string  `json:"active"`
+	Ops            []Op    `json:"ops"`
+	DedupThreshold float64 `json:"dedup"`
+	// EvidenceStrength is research.llm_evidence_strength (0 in an input from
+	// older workflow code: graph.LLMEvidenceStrength).
+	EvidenceStrength float64 `json:"evidence_strength,omitempty"`
+}
+
+// ToolCall is a call op resolved to its task after the write committed.
+type ToolCall struct {
+	Index int    `json:"i"`
+	Task  string `json:"task"`
+	Tool  string `json:"tool"`
+	Query string `json:"query"`
+}
+
+// ApplyOutput is what the write did and which calls to run.
+type ApplyOutput struct {
+	Result   ApplyResult `json:"result"`
+	Calls    []ToolCall  `json:"calls,omitempty"`
+	RootDone bool        `json:"root_done,omitempty"`
+	Summary  []string    `json:"summary,omitempty"` // one line per op, for progress
+}
+
+// CheckQueryInput asks whether a tool call repeats an earlier query.
+type CheckQueryInput struct {
+	SessionID string   `json:"session_id"`
+	Iteration int      `json:"iteration"`
+	Call      ToolCall `json:"call"`
+	Threshold float64  `json:"threshold"`
+}
+
+// CheckQueryResult is the dedup decision; it is recorded so a retry gives
+// the same answer.
+type CheckQueryResult struct {
+	Duplicate bool   `json:"dup"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ObserveInput computes the raw signals after iteration Iteration.
+type ObserveInput struct {
+	SessionID   string `json:"session_id"`
+	Iteration   int    `json:"iteration"`
+	Task        string `json:"task"`
+	NewEvidence int    `json:"new_evidence"`
+	SVDK        int    `json:"svd_k"`
+	MinEvidence int    `json:"min_evidence"`
+	// Signals are the session's signal parameters (attention, state
+	// embedding, novelty); nil in an input from workflow code older than
+	// them: the defaults apply then.
+	Signals *algebra.SignalParams `json:"signals,omitempty"`
+}
+
+// Observation is the scalar part of algebra.SignalObservation.
+type Observation struct {
+	NEvidence        int     `json:"n"`
+	GA               float64 `json:"ga"`
+	Coverage         float64 `json:"coverage"`
+	Stability        float64 `json:"stability"`
+	StabilityConf    float64 `json:"stability_conf"`
+	Residual         float64 `json:"residual"`
+	ResidualConf     float64 `json:"residual_conf"`
+	Eigengap         float64 `json:"eigengap"`
+	SVDConf          float64 `json:"svd_conf"`
+	SubspaceDistance float64 `json:"distance"`
+	Novelty          float64 `json:"novelty"`
+}
+
+// CollectInput gathers the report's sections after the loop.
+type CollectInput struct {
+	SessionID string   `json:"session_id"`
+	Assembly  Assembly `json:"assembly"`
+}
+
+// SectionInfo is one section as the workflow sees it; its text stays in the
+// graph store (blob) and Compose reads it back.
+type SectionInfo struct {
+	Title  string `json:"title"`
+	Tokens int    `json:"tokens"`
+}
+
+// Source is one numbered entry of the report's source list.
+type Source struct {
+	N     int    `json:"n"`
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+}
+
+// CollectResult lists the ordered sections and the numbered sources.
+type CollectResult struct {
+	RootDone bool `json:"root_done"`
+	// RootResult is the root's result with its citations checked like a
+	// composed part's: invalid ones removed (RootRemoved), valid ones
+	// listed (RootCited).
+	RootResult  string        `json:"root_result,omitempty"`
+	RootRemoved int           `json:"root_removed,omitempty"`
+	RootCited   []int         `json:"root_cited,omitempty"`
+	Sections    []SectionInfo `json:"sections"`
+	Sources     []Source      `json:"sources"`
+}
+
+// ComposeInput composes one group of sections.
+type ComposeInput struct {
+	SessionID    string `json:"session_id"`
+	Goal         string `json:"goal"`
+	Instructions string `json:"instructions,omitempty"`
+	Sections     []int  `json:"sections"`
+	Part         int    `json:"part"`
+	Parts        int    `json:"parts"`
+	MaxTokens    int    `json:"max_tokens,omitempty"` // llm.compose_tokens
+}
+
+// ComposeResult is one part of the report with its citation audit.
+type ComposeResult struct {
+	Markdown         string `json:"markdown"`
+	Cited            []int  `json:"cited"`
+	RemovedCitations int    `json:"removed"`
+	RepairCalls      int    `json:"repairs"`
+	Tokens           int    `json:"tokens"`
+	// The calls' accounting, repair included, for the session's Stats.
+	PromptTokens     int   `json:"prompt_tokens,omitempty"`
+	CompletionTokens int   `json:"completion_tokens,omitempty"`
+	LatencyMS        int64 `json:"latency_ms,omitempty"`
+}
+
+// FinalizeInput closes a session's graph.
+type FinalizeInput struct {
+	SessionID string `json:"session_id"`
+	// SkipEmbeddings closes the graph without filling missing result
+	// embeddings: the embedding server stayed down past the tolerance.
+	SkipEmbeddings bool          `json:"skip_embeddings,omitempty"`
+	Similar        SimilarParams `json:"similar"`
+}
+
+// FinalizeResult counts the final graph.
+type FinalizeResult struct {
+	Tasks    int `json:"tasks"`
+	Done     int `json:"done"`
+	Failed   int `json:"failed"`
+	Evidence int `json:"evidence"`
+}
+
+// DiscoverInput asks the providers for URLs.
+type DiscoverInput struct {
+	SessionID string `json:"session_id"`
+	Query     string `json:"query"`
+	Limit     int    `json:"limit"`
+}
+
+// DiscoverResult lists candidate URLs with their goal cosines.
+type DiscoverResult struct {
+	Candidates []URLCandidate `json:"candidates"`
+	// EmbedTokens estimates the tokens embedded (llm.EstimateAll): the
+	// session's token budget counts research.
+	EmbedTokens int `json:"embed_tokens,omitempty"`
+}
+
+// FetchInput fetches one batch of URLs; the page texts are staged in the
+// graph store under Key so that they never travel through history.
+type FetchInput struct {
+	SessionID string   `json:"session_id"`
+	Key       string   `json:"key"`
+	URLs      []string `json:"urls"`
+}
+
+// PageRef describes a staged page.
+type PageRef struct {
+	URL   string       `json:"url"`
+	Title string       `json:"title,omitempty"`
+	Kind  EvidenceKind `json:"kind,omitempty"`
+	Chars int          `json:"chars"`
+	Media string       `json:"media,omitempty"` // staged media reference for Transcribe
+	Error string       `json:"error,omitempty"`
+}
+
+// FetchResult lists the staged pages of a batch.
+type FetchResult struct {
+	Pages []PageRef `json:"pages"`
+}
+
+// IngestInput turns a staged batch into evidence for a task.
+type IngestInput struct {
+	SessionID string `json:"session_id"`
+	Key       string `json:"key"` // the Fetch key; also the evidence idempotency key
+	Task      string `json:"task"`
+	Iteration int    `json:"iteration"`
+	// Query is the research query: chunks are pre-selected against it
+	// (and the task's description) before any is embedded.
+	Query  string       `json:"query,omitempty"`
+	Params IngestParams `json:"params"`
+}
+
+// IngestParams are the session's parameters Ingest decides with. The
+// fields after MinEvidence are zero (nil) in an input from workflow code
+// older than them; WithDefaults fills them.
+type IngestParams struct {
+	ChunkChars        int `json:"chunk_chars"`
+	MaxChunksPerPage  int `json:"max_chunks_per_page"`
+	MaxChunksEmbedded int `json:"max_chunks_embedded"`
+	SVDK              int `json:"svd_k"`
+	MinEvidence       int `json:"min_evidence"`
+	// AttentionK and AttentionTau are the batch GA's attention
+	// (research.attention_k, algebra.attention_tau).
+	AttentionK   int     `json:"attention_k,omitempty"`
+	AttentionTau float64 `json:"attention_tau,omitempty"`
+	// Strength scores the new evidence (research.strength_*, research.prior_*).
+	Strength *StrengthParams `json:"strength,omitempty"`
+}
+
+// IngestParamsOf is the Ingest part of a session's config.
+func IngestParamsOf(c Config) IngestParams {
+	sp := StrengthOf(c.Research)
+	return IngestParams{ChunkChars: c.Research.ChunkChars, MaxChunksPerPage: c.Research.MaxChunksPerPage,
+		MaxChunksEmbedded: c.Research.MaxChunksEmbedded, SVDK: c.Algebra.SVDK, MinEvidence: c.Algebra.MinEvidence,
+		AttentionK: c.Research.AttentionK, AttentionTau: c.Algebra.AttentionTau, Strength: &sp}
+}
+
+// StrengthOf is the evidence-strength part of a session's config.
+func StrengthOf(r Research) StrengthParams {
+	return StrengthParams{GoalWeight: r.StrengthGoalWeight, GainWeight: r.StrengthGainWeight, Priors: KindPriors{
+		PDF: r.PriorPDF, HTML: r.PriorHTML, Text: r.PriorText, Transcript: r.PriorTranscript, LLM: r.PriorLLM, Other: r.PriorOther,
+	}}
+}
+
+// withDefaults is p with the defaults in place of what an input from older
+// workflow code lacks: everything when it carries no parameters at all, the
+// newer fields when it carries only the older ones.
+func (p IngestParams) WithDefaults() IngestParams {
+	def := IngestParamsOf(Defaults())
+	if p == (IngestParams{}) {
+		return def
+	}
+	if p.AttentionK == 0 {
+		p.AttentionK = def.AttentionK
+	}
+	if p.AttentionTau == 0 {
+		p.AttentionTau = def.AttentionTau
+	}
+	if p.Strength == nil {
+		p.Strength = def.Strength
+	}
+	return p
+}
+
+// IngestResult is scalars only.
+type IngestResult struct {
+	New        int     `json:"new"`
+	Linked     int     `json:"linked,omitempty"` // evidence held for other tasks, now supporting this one too
+	Duplicates int     `json:"dup"`
+	Chunks     int     `json:"chunks"`
+	MeanIG     float64 `json:"mean_ig"`
+	GA         float64 `json:"ga"`
+	Coverage   float64 `json:"coverage"`
+	// EmbedTokens estimates the tokens embedded (llm.EstimateAll).
+	EmbedTokens int `json:"embed_tokens,omitempty"`
+}
+
+// ResearchInput starts a WebResearch child workflow.
+type ResearchInput struct {
+	SessionID string   `json:"session_id"`
+	Iteration int      `json:"iteration"`
+	Call      ToolCall `json:"call"`
+	Pressure  float64  `json:"pressure"`
+	TimeLeftS float64  `json:"time_left_s"`
+	Config    Config   `json:"config"`
+}
+
+// ResearchResult is what a research run returns to the session.
+type ResearchResult struct {
+	NewEvidence int     `json:"new_evidence"`
+	Pages       int     `json:"pages"`
+	Batches     int     `json:"batches"`
+	Psi         float64 `json:"psi"`
+	StopReason  string  `json:"stop_reason"`
+	// ModelWaitMS is how long the run waited out model outages; the
+	// session keeps it off its wall-clock budget.
+	ModelWaitMS int64 `json:"model_wait_ms,omitempty"`
+	// ModelGaveUp: a model server stayed down past llm.outage_tolerance.
+	ModelGaveUp bool `json:"model_gave_up,omitempty"`
+	// EmbedTokens is what the run's Discover and Ingest calls embedded;
+	// the session counts it against budget.max_tokens.
+	EmbedTokens int `json:"embed_tokens,omitempty"`
+}
+
+// TranscribeInput transcribes the media of one staged page: Page is the
+// index of the page in the Fetch batch Key (FetchResult.Pages order).
+type TranscribeInput struct {
+	SessionID string `json:"session_id"`
+	Key       string `json:"key"`
+	Page      int    `json:"page"`
+	URL       string `json:"url,omitempty"` // the page's URL, for logs and the history
+}
+
+// TranscribeResult counts what happened to the page's media. Failures are
+// counted, never returned: a page whose audio cannot be transcribed still
+// has its text.
+type TranscribeResult struct {
+	Media       int `json:"media"`
+	Transcribed int `json:"transcribed"`
+	Failed      int `json:"failed,omitempty"`
+	Skipped     int `json:"skipped,omitempty"` // no STT configured on the worker, or over max_media_per_page
+	Chars       int `json:"chars"`
+}

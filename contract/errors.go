@@ -1,0 +1,21 @@
+package contract
+
+// Error types the guard gives the failures it classifies.
+const (
+	// ErrModelUnavailable is a model-server outage. Retry policies list it
+	// as non-retryable so that the server does not retry it blindly: the
+	// workflow waits it out itself, shows that it waits, and keeps the wait
+	// off the session's budget.
+	ErrModelUnavailable = "ModelUnavailable"
+	// ErrPayloadTooLarge is an activity result over temporal.max_payload_bytes.
+	ErrPayloadTooLarge = "PayloadTooLarge"
+	// ErrPermanentStore is a store error that retrying cannot fix.
+	ErrPermanentStore = "PermanentStoreError"
+)
+
+// Outage is the detail of an ErrModelUnavailable failure.
+type Outage struct {
+	Service string `json:"service"` // llm.ServiceChat or llm.ServiceEmbed
+	URL     string `json:"url"`
+	Error   string `json:"error"`
+}
