@@ -9,8 +9,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/contract"
 )
 
 // assemble collects the sections (DFS + MMR, in an activity), splits them
@@ -22,8 +22,8 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	s.phase = "assembling"
 	s.publish(ctx, StatusAssembling)
 	gctx := graphCtx(ctx, s.cfg)
-	var col activities.CollectResult
-	if err := s.exec(ctx, summarized(gctx, "collect report sections (DFS, MMR order)"), acts.CollectSections, activities.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
+	var col contract.CollectResult
+	if err := s.exec(ctx, summarized(gctx, "collect report sections (DFS, MMR order)"), acts.CollectSections, contract.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
 		return SessionResult{}, fmt.Errorf("collect sections: %w", err)
 	}
 	res := SessionResult{SessionID: s.id, Iterations: s.st.Iteration, Psi: s.st.Psi, Models: s.st.Models}
@@ -67,7 +67,7 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	}
 	res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence = fin.Tasks, fin.Done, fin.Failed, fin.Evidence
 	res.Stats = s.st.Stats
-	res.Tokens, res.EmbedTokens = s.st.tokensUsed(), s.st.EmbedTokens
+	res.Tokens, res.EmbedTokens = s.st.TokensUsed(), s.st.EmbedTokens
 	res.CostUSD = cost(s.st.Stats.PromptTokens, s.st.Stats.CompletionToken, s.st.EmbedTokens, s.cfg)
 	res.ModelWaitedS = s.st.ModelWaited.Seconds()
 	s.phase = "done"
@@ -77,13 +77,13 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 // composeAll composes every group in parallel. A group whose composition
 // fails (after waiting out an outage up to the tolerance) gets the
 // extractive text of its sections instead; failure then says why.
-func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult) ([]activities.ComposeResult, string) {
+func (s *session) composeAll(ctx workflow.Context, col contract.CollectResult) ([]contract.ComposeResult, string) {
 	tokens := make([]int, len(col.Sections))
 	for i, sec := range col.Sections {
 		tokens[i] = sec.Tokens
 	}
 	groups := algebra.GroupByBudget(tokens, s.cfg.Assembly.GroupTokens)
-	parts := make([]activities.ComposeResult, len(groups))
+	parts := make([]contract.ComposeResult, len(groups))
 	errs := make([]error, len(groups))
 	afford := s.affordable(ctx, groups, tokens)
 	wg := workflow.NewWaitGroup(ctx)
@@ -92,7 +92,7 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 			errs[i] = errOverBudget
 			continue
 		}
-		in := activities.ComposeInput{
+		in := contract.ComposeInput{
 			SessionID: s.id, Goal: s.in.Goal, Instructions: s.in.Instructions,
 			Sections: g, Part: i + 1, Parts: len(groups), MaxTokens: s.cfg.LLM.ComposeTokens,
 		}
@@ -119,10 +119,10 @@ func (s *session) composeAll(ctx workflow.Context, col activities.CollectResult)
 		default:
 			s.log.Error("composition failed; the part is extractive", "part", i+1, "error", errs[i])
 		}
-		ex := activities.ComposeInput{SessionID: s.id, Goal: s.in.Goal, Sections: in, Part: i + 1, Parts: len(groups)}
+		ex := contract.ComposeInput{SessionID: s.id, Goal: s.in.Goal, Sections: in, Part: i + 1, Parts: len(groups)}
 		if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "extractive part %d of %d", i+1, len(groups)), acts.Extract, ex, &parts[i]); err != nil {
 			s.log.Error("extractive part failed", "part", i+1, "error", err)
-			parts[i] = activities.ComposeResult{Markdown: "(This part could not be read back from the graph store.)"}
+			parts[i] = contract.ComposeResult{Markdown: "(This part could not be read back from the graph store.)"}
 		}
 	}
 	return parts, failure
@@ -143,7 +143,7 @@ func (s *session) affordable(ctx workflow.Context, groups [][]int, tokens []int)
 		}
 		est[i] += s.cfg.LLM.ComposeTokens
 	}
-	afford := composePlan(est, s.cfg.Budget.MaxTokens-s.st.tokensUsed())
+	afford := composePlan(est, s.cfg.Budget.MaxTokens-s.st.TokensUsed())
 	for _, ok := range afford {
 		if !ok && workflow.GetVersion(ctx, changeTokenBudget, workflow.DefaultVersion, 1) < 1 {
 			return composePlan(est, math.MaxInt)
@@ -152,7 +152,7 @@ func (s *session) affordable(ctx workflow.Context, groups [][]int, tokens []int)
 	return afford
 }
 
-func (s *session) countCompose(part activities.ComposeResult) {
+func (s *session) countCompose(part contract.ComposeResult) {
 	s.st.Stats.LLMCalls += 1 + part.RepairCalls
 	s.st.Stats.RepairCalls += part.RepairCalls
 	s.st.Tokens += part.Tokens
@@ -173,12 +173,12 @@ func composeFailedNote(failure string) string {
 // finalize closes the graph. Filling missing result embeddings needs the
 // embedding server; when it stays down past the tolerance, the graph is
 // closed without them rather than not at all.
-func (s *session) finalize(ctx workflow.Context) (activities.FinalizeResult, error) {
-	var fin activities.FinalizeResult
-	err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "finalize the graph"), acts.Finalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}, &fin)
+func (s *session) finalize(ctx workflow.Context) (contract.FinalizeResult, error) {
+	var fin contract.FinalizeResult
+	err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "finalize the graph"), acts.Finalize, contract.FinalizeInput{SessionID: s.id, Similar: contract.SimilarOf(s.cfg.Algebra)}, &fin)
 	if isOutage(err) {
 		s.log.Warn("embedding server down at finalize; result embeddings left empty", "error", err)
-		in := activities.FinalizeInput{SessionID: s.id, SkipEmbeddings: true, Similar: activities.SimilarOf(s.cfg.Algebra)}
+		in := contract.FinalizeInput{SessionID: s.id, SkipEmbeddings: true, Similar: contract.SimilarOf(s.cfg.Algebra)}
 		err = workflow.ExecuteActivity(graphCtx(ctx, s.cfg), acts.Finalize, in).Get(ctx, &fin)
 	}
 	if err != nil {
@@ -209,14 +209,14 @@ func boundReport(report string, maxPayload int, id string) string {
 // renderReport is the Markdown report: the goal as title, the composed
 // parts, and the numbered sources that the parts cite (all collected
 // sources when nothing was cited, so the reader still sees the material).
-func renderReport(goal string, body []string, sources []activities.Source, cited map[int]bool, stop string) string {
+func renderReport(goal string, body []string, sources []contract.Source, cited map[int]bool, stop string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", strings.TrimSpace(goal))
 	for _, part := range body {
 		b.WriteString(strings.TrimSpace(part))
 		b.WriteString("\n\n")
 	}
-	list := make([]activities.Source, 0, len(sources))
+	list := make([]contract.Source, 0, len(sources))
 	for _, src := range sources {
 		if len(cited) == 0 || cited[src.N] {
 			list = append(list, src)

@@ -8,37 +8,16 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/contract"
 )
 
-// ExtendRequest grants more budget to a running session, e.g.
-// temporal workflow update execute --name extend --input '{"iterations":10}'.
-type ExtendRequest struct {
-	Iterations int    `json:"iterations,omitempty"`
-	WallClock  string `json:"wall_clock,omitempty"` // Go duration, e.g. "30m"
-}
-
-// ExtendResult is the budget after the extension.
-type ExtendResult struct {
-	MaxIterations int    `json:"max_iterations"`
-	MaxWallClock  string `json:"max_wall_clock"`
-}
-
-// GuideRequest is a short note from the user, shown to the model in the next
-// DIN-Read as a warn line.
-type GuideRequest struct {
-	Note string `json:"note"`
-}
-
-// TreeNode is one task of the tree query.
-type TreeNode struct {
-	ID          string     `json:"id"`
-	Status      string     `json:"status"`
-	Description string     `json:"description"`
-	Evidence    int        `json:"evidence,omitempty"`
-	Result      string     `json:"result,omitempty"`
-	Children    []TreeNode `json:"children,omitempty"`
-}
+// The update and query payloads live in contract.
+type (
+	ExtendRequest = contract.ExtendRequest
+	ExtendResult  = contract.ExtendResult
+	GuideRequest  = contract.GuideRequest
+	TreeNode      = contract.TreeNode
+)
 
 // registerControl installs the query, signal and update handlers. Updates
 // are validated before they are accepted, so a bad value is rejected with a
@@ -97,8 +76,8 @@ func (s *session) extend(_ workflow.Context, r ExtendRequest) (ExtendResult, err
 	s.st.ExtraWallClock += d
 	s.log.Info("budget extended", "iterations", r.Iterations, "wall_clock", d)
 	return ExtendResult{
-		MaxIterations: s.st.maxIterations(s.cfg.Budget.MaxIterations),
-		MaxWallClock:  s.st.maxWallClock(s.cfg.Budget.MaxWallClock).String(),
+		MaxIterations: s.st.MaxIterations(s.cfg.Budget.MaxIterations),
+		MaxWallClock:  s.st.MaxWallClock(s.cfg.Budget.MaxWallClock).String(),
 	}, nil
 }
 
@@ -128,9 +107,9 @@ func (s *session) tree() (TreeNode, error) {
 	return buildTree(s.st.Tasks), nil
 }
 
-func buildTree(tasks []activities.TaskInfo) TreeNode {
-	children := map[string][]activities.TaskInfo{}
-	var root *activities.TaskInfo
+func buildTree(tasks []contract.TaskInfo) TreeNode {
+	children := map[string][]contract.TaskInfo{}
+	var root *contract.TaskInfo
 	for i, t := range tasks {
 		if t.Parent == "" {
 			root = &tasks[i]
@@ -141,8 +120,8 @@ func buildTree(tasks []activities.TaskInfo) TreeNode {
 	if root == nil {
 		return TreeNode{}
 	}
-	var build func(t activities.TaskInfo, depth int) TreeNode
-	build = func(t activities.TaskInfo, depth int) TreeNode {
+	var build func(t contract.TaskInfo, depth int) TreeNode
+	build = func(t contract.TaskInfo, depth int) TreeNode {
 		n := TreeNode{ID: t.ShortID, Status: string(t.Status), Description: t.Description, Evidence: t.Evidence, Result: t.Result}
 		if depth < 64 { // the graph is acyclic; the bound only guards a corrupt read
 			for _, c := range children[t.ShortID] {

@@ -4,9 +4,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 )
 
 // The loop's decisions as pure functions of explicit inputs: what the
@@ -35,7 +34,7 @@ type budgetOutput struct {
 //
 // and the thinking budget from novelty (1 before anything was observed:
 // unfamiliar territory) and pressure.
-func budgetUpdate(in budgetInput, b config.Budget, th config.Thinking) budgetOutput {
+func budgetUpdate(in budgetInput, b contract.Budget, th contract.Thinking) budgetOutput {
 	var out budgetOutput
 	iterFrac := float64(in.Iteration) / float64(in.MaxIterations)
 	wallFrac := in.Elapsed.Seconds() / in.MaxWallClock.Seconds()
@@ -63,8 +62,8 @@ func budgetUpdate(in budgetInput, b config.Budget, th config.Thinking) budgetOut
 // θ = WarpAngle(pressure, maxWarp) (closed form of three cosines), then
 // RankScore(GA, EvidenceDeficit(coverage), depth, n_productive). The
 // highest score wins; ties keep the earlier task.
-func selectTask(rs activities.ReadStateResult, pressure, maxWarp float64) string {
-	info := map[string]activities.TaskInfo{}
+func selectTask(rs contract.ReadStateResult, pressure, maxWarp float64) string {
+	info := map[string]contract.TaskInfo{}
 	for _, t := range rs.Tasks {
 		info[t.ShortID] = t
 	}
@@ -86,7 +85,7 @@ func selectTask(rs activities.ReadStateResult, pressure, maxWarp float64) string
 // adapted to the candidates' mean pairwise cosine between
 // context.beta_min and context.beta_max, under the token budget.
 // It returns the picked candidates, best score first.
-func pack(ex activities.ExpandResult, pressure float64, c config.Context) []activities.Candidate {
+func pack(ex contract.ExpandResult, pressure float64, c contract.Context) []contract.Candidate {
 	n := len(ex.Candidates)
 	if n == 0 {
 		return nil
@@ -107,7 +106,7 @@ func pack(ex activities.ExpandResult, pressure float64, c config.Context) []acti
 	}
 	picked := algebra.Pack(scores, tokens, ex.Sims.At, c.TokenBudget, algebra.AdaptiveBetaRange(ex.Sims.Mean(), c.BetaMin, c.BetaMax))
 	sortByScore(picked, scores)
-	out := make([]activities.Candidate, len(picked))
+	out := make([]contract.Candidate, len(picked))
 	for i, j := range picked {
 		out[i] = ex.Candidates[j]
 	}
@@ -148,7 +147,7 @@ func composePlan(estimates []int, left int) []bool {
 }
 
 // cost prices a session's tokens in dollars: prices are per million tokens.
-func cost(prompt, completion, embedded int, cfg config.Config) float64 {
+func cost(prompt, completion, embedded int, cfg contract.Config) float64 {
 	return (float64(prompt)*cfg.LLM.PricePrompt + float64(completion)*cfg.LLM.PriceCompletion +
 		float64(embedded)*cfg.Embed.PricePerMTok) / 1e6
 }

@@ -8,10 +8,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/din"
-	"github.com/lethe-research/lethe/graph"
 )
 
 // checkTermination is step 1: hard limits first, then the budget manager's
@@ -26,14 +25,14 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 		return StopRequested
 	case st.ModelGaveUp:
 		return StopModelUnavailable
-	case st.Iteration >= st.maxIterations(b.MaxIterations):
+	case st.Iteration >= st.MaxIterations(b.MaxIterations):
 		return StopMaxIterations
-	case tokenStop(st.tokensUsed(), st.IterTokens, b.MaxTokens, b.TokenReserve) &&
+	case tokenStop(st.TokensUsed(), st.IterTokens, b.MaxTokens, b.TokenReserve) &&
 		workflow.GetVersion(ctx, changeTokenBudget, workflow.DefaultVersion, 1) == 1:
 		return StopTokenBudget
 	}
 	elapsed := s.elapsed(ctx)
-	if elapsed.Seconds() >= b.OOMCap*st.maxWallClock(b.MaxWallClock).Seconds() {
+	if elapsed.Seconds() >= b.OOMCap*st.MaxWallClock(b.MaxWallClock).Seconds() {
 		return StopWallClockCap
 	}
 	s.updateBudget(elapsed)
@@ -48,8 +47,8 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 func (s *session) updateBudget(elapsed time.Duration) {
 	st := s.st
 	out := budgetUpdate(budgetInput{
-		Iteration: st.Iteration, MaxIterations: st.maxIterations(s.cfg.Budget.MaxIterations),
-		Elapsed: elapsed, MaxWallClock: st.maxWallClock(s.cfg.Budget.MaxWallClock),
+		Iteration: st.Iteration, MaxIterations: st.MaxIterations(s.cfg.Budget.MaxIterations),
+		Elapsed: elapsed, MaxWallClock: st.MaxWallClock(s.cfg.Budget.MaxWallClock),
 		Prev: st.Prev, ZeroYield: st.ZeroYield,
 	}, s.cfg.Budget, s.cfg.Thinking)
 	st.ResourceProgress, st.Pressure, st.Psi, st.ThinkingBudget = out.ResourceProgress, out.Pressure, out.Psi, out.ThinkingBudget
@@ -60,11 +59,11 @@ func (s *session) updateBudget(elapsed time.Duration) {
 func (s *session) iterate(ctx workflow.Context) (string, error) {
 	iter := s.st.Iteration + 1
 	gctx := graphCtx(ctx, s.cfg)
-	tokensBefore, usedBefore := s.st.Tokens, s.st.tokensUsed()
-	defer func() { s.st.IterTokens = s.st.tokensUsed() - usedBefore }()
+	tokensBefore, usedBefore := s.st.Tokens, s.st.TokensUsed()
+	defer func() { s.st.IterTokens = s.st.TokensUsed() - usedBefore }()
 
-	var rs activities.ReadStateResult
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), acts.ReadState, activities.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
+	var rs contract.ReadStateResult
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
 		return "", fmt.Errorf("iteration %d read state: %w", iter, err)
 	}
 	s.st.Counts, s.st.Evidence, s.st.Tasks = countStatuses(rs.Tasks), rs.Evidence, rs.Tasks
@@ -85,15 +84,15 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	user := din.Render(s.view(rs, sel, s.pack(ex)))
 	s.st.Guides = nil // shown in this DIN-Read
 
-	tasks := withStatus(rs.Tasks, sel, graph.Active)
+	tasks := withStatus(rs.Tasks, sel, contract.TaskActive)
 	ops, ok, err := s.reason(ctx, iter, user, known(tasks, sel))
 	if err != nil {
 		return "", fmt.Errorf("iteration %d reason: %w", iter, err)
 	}
 	newEvidence, hadCalls := 0, false
 	if ok {
-		var out activities.ApplyOutput
-		in := activities.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
+		var out contract.ApplyOutput
+		in := contract.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
 			EvidenceStrength: s.cfg.Research.LLMEvidenceStrength}
 		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), acts.ApplyOps, in, &out); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
@@ -112,7 +111,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		}
 	}
 	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), acts.SetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Active}, To: graph.Pending}, nil); err != nil {
+		if err := s.exec(ctx, summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), acts.SetStatus, contract.StatusInput{SessionID: s.id, Task: sel, From: []contract.TaskStatus{contract.TaskActive}, To: contract.TaskPending}, nil); err != nil {
 			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
 		}
 	}
@@ -135,36 +134,36 @@ const (
 
 // focus is steps 3b-5: the selected task becomes ACTIVE, SIMILAR_TO is
 // synced, and PPR expands the context from the task.
-func (s *session) focus(ctx workflow.Context, iter int, sel string) (activities.ExpandResult, error) {
+func (s *session) focus(ctx workflow.Context, iter int, sel string) (contract.ExpandResult, error) {
 	gctx := graphCtx(ctx, s.cfg)
-	var ex activities.ExpandResult
+	var ex contract.ExpandResult
 	if workflow.GetVersion(ctx, changeFocus, workflow.DefaultVersion, 1) == 1 {
-		in := activities.FocusInput{SessionID: s.id, Iteration: iter, Task: sel, Similar: activities.SimilarOf(s.cfg.Algebra),
+		in := contract.FocusInput{SessionID: s.id, Iteration: iter, Task: sel, Similar: contract.SimilarOf(s.cfg.Algebra),
 			Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}
 		if err := s.exec(ctx, summarized(gctx, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), acts.Focus, in, &ex); err != nil {
 			return ex, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
 		}
 		return ex, nil
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), acts.SetStatus, activities.StatusInput{SessionID: s.id, Task: sel, From: []graph.Status{graph.Pending}, To: graph.Active}, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: select %s", iter, sel), acts.SetStatus, contract.StatusInput{SessionID: s.id, Task: sel, From: []contract.TaskStatus{contract.TaskPending}, To: contract.TaskActive}, nil); err != nil {
 		return ex, fmt.Errorf("iteration %d mark %s active: %w", iter, sel, err)
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), acts.SyncSimilar, activities.SyncSimilarInput{SessionID: s.id, Iteration: iter, Similar: activities.SimilarOf(s.cfg.Algebra)}, nil); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: sync SIMILAR_TO", iter), acts.SyncSimilar, contract.SyncSimilarInput{SessionID: s.id, Iteration: iter, Similar: contract.SimilarOf(s.cfg.Algebra)}, nil); err != nil {
 		return ex, fmt.Errorf("iteration %d sync similar: %w", iter, err)
 	}
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), acts.Expand, activities.ExpandInput{SessionID: s.id, Task: sel, Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}, &ex); err != nil {
+	if err := s.exec(ctx, summarized(gctx, "iteration %d: PPR context from %s", iter, sel), acts.Expand, contract.ExpandInput{SessionID: s.id, Task: sel, Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}, &ex); err != nil {
 		return ex, fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	return ex, nil
 }
 
 // selectTask is step 3 on the session's state.
-func (s *session) selectTask(rs activities.ReadStateResult) string {
+func (s *session) selectTask(rs contract.ReadStateResult) string {
 	return selectTask(rs, s.st.Pressure, s.cfg.Algebra.MaxWarpAngle)
 }
 
 // pack is step 6 on the session's state.
-func (s *session) pack(ex activities.ExpandResult) []activities.Candidate {
+func (s *session) pack(ex contract.ExpandResult) []contract.Candidate {
 	return pack(ex, s.st.Pressure, s.cfg.Context)
 }
 
@@ -179,11 +178,11 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 	budget := s.st.ThinkingBudget
 	prompt := user
 	for attempt := 0; ; attempt++ {
-		in := activities.ReasonInput{
+		in := contract.ReasonInput{
 			SessionID: s.id, Iteration: iter, Attempt: attempt, System: din.SystemPrompt(), User: prompt,
 			ThinkingBudget: budget, MaxTokens: s.cfg.Thinking.OutputTokens, Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose,
 		}
-		var out activities.ReasonResult
+		var out contract.ReasonResult
 		lctx := summarized(llmCtx(ctx, s.cfg), "iteration %d: reason (attempt %d, thinking %d)", iter, attempt, budget)
 		s.st.Stats.LLMCalls++
 		if attempt > 0 {
@@ -218,14 +217,14 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 // runCalls is step 11: dedup each call, then run the research loops as
 // child workflows in parallel. A failed research run yields nothing; it
 // never fails the session.
-func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.ToolCall) int {
+func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.ToolCall) int {
 	gctx := graphCtx(ctx, s.cfg)
 	var futures []workflow.ChildWorkflowFuture
 	elapsed := s.elapsed(ctx)
-	left := math.Max(0, s.st.maxWallClock(s.cfg.Budget.MaxWallClock).Seconds()-elapsed.Seconds())
+	left := math.Max(0, s.st.MaxWallClock(s.cfg.Budget.MaxWallClock).Seconds()-elapsed.Seconds())
 	for _, c := range calls {
-		var dup activities.CheckQueryResult
-		in := activities.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
+		var dup contract.CheckQueryResult
+		in := contract.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
 		if err := s.exec(ctx, summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), acts.CheckQuery, in, &dup); err != nil {
 			if isOutage(err) { // the loop stops at the next termination check (ModelGaveUp)
 				s.log.Warn("embedding server down past the tolerance; call skipped", "iteration", iter, "error", err)
@@ -245,7 +244,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 			RetryPolicy:   &temporal.RetryPolicy{MaximumAttempts: 1},
 			StaticSummary: fmt.Sprintf("web_search %q for %s", c.Query, c.Task),
 		})
-		futures = append(futures, workflow.ExecuteChildWorkflow(cctx, ResearchWorkflow, activities.ResearchInput{
+		futures = append(futures, workflow.ExecuteChildWorkflow(cctx, ResearchWorkflow, contract.ResearchInput{
 			SessionID: s.id, Iteration: iter, Call: c, Pressure: s.st.Pressure, TimeLeftS: left, Config: s.cfg,
 		}))
 	}
@@ -253,7 +252,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 	defer func() { s.children = nil }()
 	total, waited := 0, time.Duration(0)
 	for _, f := range futures {
-		var r activities.ResearchResult
+		var r contract.ResearchResult
 		if err := f.Get(ctx, &r); err != nil {
 			s.log.Warn("research run failed", "iteration", iter, "error", err)
 			continue
@@ -272,9 +271,9 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []activities.To
 // observe is step 12: raw signals from the activity, then the EMA trackers
 // and the convergence score in workflow state.
 func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int) error {
-	var o activities.Observation
+	var o contract.Observation
 	sig := s.cfg.Algebra.SignalParams()
-	in := activities.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence,
+	in := contract.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence,
 		SVDK: s.cfg.Algebra.SVDK, MinEvidence: s.cfg.Algebra.MinEvidence, Signals: &sig}
 	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), acts.Observe, in, &o); err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
@@ -306,8 +305,8 @@ func (s *session) observe(ctx workflow.Context, iter int, task string, newEviden
 	return nil
 }
 
-func withStatus(tasks []activities.TaskInfo, id string, status graph.Status) []activities.TaskInfo {
-	out := append([]activities.TaskInfo(nil), tasks...)
+func withStatus(tasks []contract.TaskInfo, id string, status contract.TaskStatus) []contract.TaskInfo {
+	out := append([]contract.TaskInfo(nil), tasks...)
 	for i := range out {
 		if out[i].ShortID == id {
 			out[i].Status = status

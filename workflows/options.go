@@ -6,8 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 )
 
 // nonRetryable lists the application error types that retrying on the
@@ -15,8 +14,8 @@ import (
 // workflow waits model outages out itself (waiter): it shows the wait and
 // keeps it off the budget, which a server-side retry cannot.
 var nonRetryable = []string{
-	activities.ErrInvalidInput, activities.ErrUnhealthy, activities.ErrConfig,
-	activities.ErrModelUnavailable, activities.ErrPayloadTooLarge, activities.ErrPermanentStore,
+	contract.ErrInvalidInput, contract.ErrUnhealthy, contract.ErrConfig,
+	contract.ErrModelUnavailable, contract.ErrPayloadTooLarge, contract.ErrPermanentStore,
 }
 
 func retry(attempts int32) *temporal.RetryPolicy {
@@ -30,14 +29,14 @@ func retry(attempts int32) *temporal.RetryPolicy {
 }
 
 // heartbeat is the heartbeat timeout of every activity: each heartbeats on
-// a timer from its start (activities.Guard), so a killed worker's activity
+// a timer from its start (contract.Guard), so a killed worker's activity
 // is retried on another worker after this, however long the activity runs.
-func heartbeat(cfg config.Config) time.Duration { return cfg.Temporal.HeartbeatTimeout }
+func heartbeat(cfg contract.Config) time.Duration { return cfg.Temporal.HeartbeatTimeout }
 
 // graphCtx is for short store and embedding activities: transient failures
 // (a restarted store) are retried for minutes; embedding outages are
 // waited out by the workflow.
-func graphCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+func graphCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.TaskQueue,
 		StartToCloseTimeout: cfg.Temporal.ActivityTimeout,
@@ -48,7 +47,7 @@ func graphCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 
 // probeCtx runs the bootstrap health probe once: an unreachable service is
 // a clear, immediate failure rather than a retry storm.
-func probeCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+func probeCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.TaskQueue,
 		StartToCloseTimeout: time.Minute,
@@ -60,7 +59,7 @@ func probeCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 // llmCtx is for a Reason call: one completion bounded by llm.timeout,
 // heartbeating on a timer whether or not tokens stream. Retries cover a
 // lost worker; a model outage comes back to the workflow (waiter).
-func llmCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+func llmCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueLLM(),
 		StartToCloseTimeout: cfg.LLM.Timeout + 30*time.Second,
@@ -71,7 +70,7 @@ func llmCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 
 // composeCtx is for a Compose call: a draft and at most one repair, each
 // bounded by llm.timeout.
-func composeCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+func composeCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueLLM(),
 		StartToCloseTimeout: 2*cfg.LLM.Timeout + 30*time.Second,
@@ -81,7 +80,7 @@ func composeCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
 }
 
 // fetchCtx is for the browser-bound Fetch and Transcribe activities.
-func fetchCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+func fetchCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueResearch(),
 		StartToCloseTimeout: 10 * time.Minute,

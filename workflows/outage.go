@@ -8,19 +8,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 )
 
-// ModelWait is what a session shows while a model server is down: which
-// server, since when, and how many tries have failed.
-type ModelWait struct {
-	Service string    `json:"service"`
-	URL     string    `json:"url"`
-	Since   time.Time `json:"since"`
-	Attempt int       `json:"attempt"`
-	Error   string    `json:"error,omitempty"`
-}
+type (
+	ModelWait = contract.ModelWait
+)
 
 // OutageError is a model server that stayed down past llm.outage_tolerance.
 type OutageError struct {
@@ -38,12 +31,12 @@ func isOutage(err error) bool {
 }
 
 // outageOf reads the outage an activity failure reports, if it is one.
-func outageOf(err error) (activities.Outage, bool) {
+func outageOf(err error) (contract.Outage, bool) {
 	var app *temporal.ApplicationError
-	if err == nil || !errors.As(err, &app) || app.Type() != activities.ErrModelUnavailable {
-		return activities.Outage{}, false
+	if err == nil || !errors.As(err, &app) || app.Type() != contract.ErrModelUnavailable {
+		return contract.Outage{}, false
 	}
-	var o activities.Outage
+	var o contract.Outage
 	if app.HasDetails() {
 		_ = app.Details(&o)
 	}
@@ -76,7 +69,7 @@ type waiter struct {
 	anyStop bool
 }
 
-func newWaiter(cfg config.Config, waited *time.Duration, gaveUp *bool, show func(workflow.Context, *ModelWait)) *waiter {
+func newWaiter(cfg contract.Config, waited *time.Duration, gaveUp *bool, show func(workflow.Context, *ModelWait)) *waiter {
 	return &waiter{tolerance: cfg.LLM.OutageTolerance, maxBackoff: cfg.LLM.OutageMaxBackoff, waited: waited, gaveUp: gaveUp, show: show}
 }
 

@@ -9,25 +9,24 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
-	"github.com/lethe-research/lethe/config"
-	"github.com/lethe-research/lethe/research"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/research/queue"
 )
 
-// Research stop reasons.
+// Research stop reasons (contract).
 const (
-	ResearchConverged  = "converged"
-	ResearchEmptyQueue = "empty_queue"
-	ResearchTimeBudget = "time_budget"
-	ResearchPageBudget = "page_budget"
+	ResearchConverged  = contract.ResearchConverged
+	ResearchEmptyQueue = contract.ResearchEmptyQueue
+	ResearchTimeBudget = contract.ResearchTimeBudget
+	ResearchPageBudget = contract.ResearchPageBudget
 )
 
 // WebResearch is the second loop of "two loops, one algebra": discover URLs
 // for one query, then fetch → transcribe → ingest batches of the best-ranked
 // URLs until its own ψ passes the research threshold, the queue empties, or
 // its time budget (from the session's pressure and time left) runs out.
-func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.ResearchResult, error) {
+func WebResearch(ctx workflow.Context, in contract.ResearchInput) (contract.ResearchResult, error) {
 	r := newResearchRun(ctx, in)
 	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
 	workflow.Go(ctx, func(ctx workflow.Context) { // the session was told to stop: end a wait for a model
@@ -67,9 +66,9 @@ func WebResearch(ctx workflow.Context, in activities.ResearchInput) (activities.
 // time budget, the convergence of the previous batch, and the time spent
 // waiting for a model server (not research time).
 type researchRun struct {
-	in       activities.ResearchInput
+	in       contract.ResearchInput
 	lg       log.Logger
-	res      activities.ResearchResult
+	res      contract.ResearchResult
 	start    time.Time
 	budget   time.Duration
 	waited   time.Duration
@@ -78,12 +77,12 @@ type researchRun struct {
 	stops    int // stop signals from the session
 }
 
-func newResearchRun(ctx workflow.Context, in activities.ResearchInput) *researchRun {
+func newResearchRun(ctx workflow.Context, in contract.ResearchInput) *researchRun {
 	cfg := in.Config
 	r := &researchRun{
 		in:     in,
 		lg:     log.With(workflow.GetLogger(ctx), "session", in.SessionID, "iteration", in.Iteration, "query", in.Call.Query),
-		res:    activities.ResearchResult{StopReason: ResearchEmptyQueue},
+		res:    contract.ResearchResult{StopReason: ResearchEmptyQueue},
 		start:  workflow.Now(ctx),
 		budget: researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS),
 	}
@@ -100,7 +99,7 @@ func (r *researchRun) elapsed(ctx workflow.Context) time.Duration {
 	return workflow.Now(ctx).Sub(r.start) - r.waited
 }
 
-func (r *researchRun) result() activities.ResearchResult {
+func (r *researchRun) result() contract.ResearchResult {
 	r.res.ModelWaitMS = r.waited.Milliseconds()
 	return r.res
 }
@@ -116,10 +115,10 @@ func (r *researchRun) outage(err error) bool {
 }
 
 // discover asks the providers for URLs and ranks them by goal cosine.
-func (r *researchRun) discover(ctx workflow.Context) ([]research.Candidate, error) {
+func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, error) {
 	cfg := r.in.Config
-	var disc activities.DiscoverResult
-	dq := activities.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit}
+	var disc contract.DiscoverResult
+	dq := contract.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit}
 	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "discover %q", r.in.Call.Query), acts.Discover, dq, &disc); err != nil {
 		if r.outage(err) {
 			return nil, nil
@@ -127,28 +126,28 @@ func (r *researchRun) discover(ctx workflow.Context) ([]research.Candidate, erro
 		return nil, fmt.Errorf("discover: %w", err)
 	}
 	r.res.EmbedTokens += disc.EmbedTokens
-	return research.RankCandidates(disc.Candidates, nil), nil
+	return queue.RankCandidates(disc.Candidates, nil), nil
 }
 
 // batch fetches, transcribes and ingests one batch of URLs. ok is false
 // when the fetch failed (the batch is skipped, not the run).
-func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (ing activities.IngestResult, pages int, ok bool, err error) {
+func (r *researchRun) batch(ctx workflow.Context, batch []contract.URLCandidate) (ing contract.IngestResult, pages int, ok bool, err error) {
 	cfg, in := r.in.Config, r.in
 	urls := make([]string, len(batch))
 	for i, c := range batch {
 		urls[i] = c.URL
 	}
 	key := fmt.Sprintf("research/%d/%d/%d", in.Iteration, in.Call.Index, r.res.Batches)
-	var fr activities.FetchResult
+	var fr contract.FetchResult
 	fctx := summarized(fetchCtx(ctx, cfg), "fetch batch %d: %d pages", r.res.Batches, len(urls))
-	if err := workflow.ExecuteActivity(fctx, acts.Fetch, activities.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
+	if err := workflow.ExecuteActivity(fctx, acts.Fetch, contract.FetchInput{SessionID: in.SessionID, Key: key, URLs: urls}).Get(ctx, &fr); err != nil {
 		r.lg.Warn("fetch batch failed; skipped", "error", err)
 		r.res.Batches++
 		return ing, 0, false, nil
 	}
 	transcribe(ctx, r.lg, in.SessionID, key, fr.Pages, cfg)
-	iin := activities.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration,
-		Query: in.Call.Query, Params: activities.IngestParamsOf(cfg)}
+	iin := contract.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration,
+		Query: in.Call.Query, Params: contract.IngestParamsOf(cfg)}
 	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "ingest batch %d", r.res.Batches), acts.Ingest, iin, &ing); err != nil {
 		if r.outage(err) {
 			return ing, 0, false, nil
@@ -162,7 +161,7 @@ func (r *researchRun) batch(ctx workflow.Context, batch []research.Candidate) (i
 // score counts an ingested batch and returns the run's ψ: the same
 // algebra as the agent loop, with information-gain saturation (are new
 // pages still useful?) as the temporal signal.
-func (r *researchRun) score(ctx workflow.Context, ing activities.IngestResult, pages int) float64 {
+func (r *researchRun) score(ctx workflow.Context, ing contract.IngestResult, pages int) float64 {
 	cfg := r.in.Config
 	r.res.Batches++
 	r.res.Pages += pages
@@ -182,7 +181,7 @@ func (r *researchRun) score(ctx workflow.Context, ing activities.IngestResult, p
 // showResearchWait shows a research run's wait for its model server on the
 // run's own workflow page and search attributes (LetheStatus), so that
 // LetheStatus="waiting_for_model" finds it too; w nil: no longer waiting.
-func showResearchWait(ctx workflow.Context, cfg config.Config, query string, w *ModelWait) {
+func showResearchWait(ctx workflow.Context, cfg contract.Config, query string, w *ModelWait) {
 	status := "researching"
 	if w != nil {
 		status = StatusWaiting
@@ -212,7 +211,7 @@ func researchTime(lo, hi time.Duration, pressure, leftS float64) time.Duration {
 // came with media, in parallel, and waits for all of them. A failure is
 // logged and skipped: the page's text is ingested either way (DESIGN.md §9
 // "STT fails → logged, page text used").
-func transcribe(ctx workflow.Context, lg log.Logger, session, key string, pages []activities.PageRef, cfg config.Config) {
+func transcribe(ctx workflow.Context, lg log.Logger, session, key string, pages []contract.PageRef, cfg contract.Config) {
 	type pending struct {
 		url string
 		f   workflow.Future
@@ -224,10 +223,10 @@ func transcribe(ctx workflow.Context, lg log.Logger, session, key string, pages 
 		}
 		tctx := summarized(sttCtx(ctx, cfg), "transcribe media of %s", p.URL)
 		fs = append(fs, pending{p.URL, workflow.ExecuteActivity(tctx, acts.Transcribe,
-			activities.TranscribeInput{SessionID: session, Key: key, Page: i, URL: p.URL})})
+			contract.TranscribeInput{SessionID: session, Key: key, Page: i, URL: p.URL})})
 	}
 	for _, p := range fs {
-		var tr activities.TranscribeResult
+		var tr contract.TranscribeResult
 		if err := p.f.Get(ctx, &tr); err != nil {
 			lg.Warn("transcription failed; page text used", "page", p.url, "error", err)
 			continue
@@ -241,7 +240,7 @@ func transcribe(ctx workflow.Context, lg log.Logger, session, key string, pages 
 // sttCtx is for Transcribe: on the research queue (where ffmpeg and the
 // captured files are), long enough for whisper on a CPU, heartbeating
 // between media, few attempts (a failure only loses a transcript).
-func sttCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+func sttCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	perMedia := cfg.Research.WhisperTimeout + time.Minute
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           cfg.Temporal.QueueResearch(),

@@ -11,11 +11,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/algebra"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/din"
-	"github.com/lethe-research/lethe/graph"
 )
 
 // session is one run of the ResearchSession workflow: its input, resolved
@@ -23,7 +21,7 @@ import (
 type session struct {
 	id    string
 	in    SessionInput
-	cfg   config.Config
+	cfg   contract.Config
 	st    *SessionState
 	phase string
 	stop  string
@@ -117,7 +115,7 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 }
 
 func invalid(msg string) error {
-	return temporal.NewNonRetryableApplicationError("invalid input: "+msg, activities.ErrInvalidInput, nil)
+	return temporal.NewNonRetryableApplicationError("invalid input: "+msg, contract.ErrInvalidInput, nil)
 }
 
 // resolveConfig uses the config recorded in the input, or asks the worker to
@@ -129,7 +127,7 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 			return invalid("give either config or params, not both")
 		}
 		if err := s.in.Config.Validate(); err != nil {
-			return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrConfig, nil)
+			return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrConfig, nil)
 		}
 		s.cfg = *s.in.Config
 		return nil
@@ -138,7 +136,7 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         retry(3),
 	})
-	err := workflow.ExecuteActivity(actx, acts.ResolveConfig, activities.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
+	err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
 	if err != nil {
 		return fmt.Errorf("resolve config: %w", err)
 	}
@@ -148,11 +146,11 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 
 func (s *session) bootstrap(ctx workflow.Context) error {
 	s.phase = "bootstrap"
-	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), acts.HealthCheck, activities.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), acts.HealthCheck, contract.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
 		return fmt.Errorf("health check: %w", err)
 	}
-	var b activities.BootstrapResult
-	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), acts.Bootstrap, activities.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {
+	var b contract.BootstrapResult
+	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), acts.Bootstrap, contract.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	s.st.Bootstrapped = true
@@ -200,7 +198,7 @@ func (s *session) releaseCurrent(ctx workflow.Context) {
 	if s.st.Current == "" {
 		return
 	}
-	in := activities.StatusInput{SessionID: s.id, Task: s.st.Current, From: []graph.Status{graph.Active}, To: graph.Pending}
+	in := contract.StatusInput{SessionID: s.id, Task: s.st.Current, From: []contract.TaskStatus{contract.TaskActive}, To: contract.TaskPending}
 	if err := workflow.ExecuteActivity(graphCtx(ctx, s.cfg), acts.SetStatus, in).Get(ctx, nil); err != nil {
 		s.log.Warn("release task after outage failed", "task", s.st.Current, "error", err)
 	}
@@ -257,8 +255,8 @@ func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, e
 	s.phase = "cancelled"
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	s.publish(dctx, StatusCancelled)
-	var fin activities.FinalizeResult
-	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), acts.Finalize, activities.FinalizeInput{SessionID: s.id, Similar: activities.SimilarOf(s.cfg.Algebra)}).Get(dctx, &fin); err != nil {
+	var fin contract.FinalizeResult
+	if err := workflow.ExecuteActivity(graphCtx(dctx, s.cfg), acts.Finalize, contract.FinalizeInput{SessionID: s.id, Similar: contract.SimilarOf(s.cfg.Algebra)}).Get(dctx, &fin); err != nil {
 		s.log.Error("finalize after cancel failed", "error", err)
 	}
 	return SessionResult{}, cause
@@ -267,8 +265,8 @@ func (s *session) cancelled(ctx workflow.Context, cause error) (SessionResult, e
 func (s *session) progress() (Progress, error) {
 	return Progress{
 		SessionID: s.id, Goal: s.in.Goal, Phase: s.phase, Iteration: s.st.Iteration,
-		MaxIterations: s.st.maxIterations(s.cfg.Budget.MaxIterations), CurrentTask: s.st.Current,
-		MaxWallClock: s.st.maxWallClock(s.cfg.Budget.MaxWallClock).String(), Runs: s.st.Runs, Guides: s.st.Guides,
+		MaxIterations: s.st.MaxIterations(s.cfg.Budget.MaxIterations), CurrentTask: s.st.Current,
+		MaxWallClock: s.st.MaxWallClock(s.cfg.Budget.MaxWallClock).String(), Runs: s.st.Runs, Guides: s.st.Guides,
 		Pressure: s.st.Pressure, Psi: s.st.Psi, Tasks: s.st.Counts, Evidence: s.st.Evidence,
 		LastOps: s.st.LastOps, StopReason: s.stop, Stats: s.st.Stats, Waiting: s.wait.current,
 		ModelWaited: s.st.ModelWaited.String(),
@@ -277,15 +275,15 @@ func (s *session) progress() (Progress, error) {
 
 // known is what validation needs of the session's tasks: every short id with
 // its status, and the task the answer is for.
-func known(tasks []activities.TaskInfo, active string) din.Known {
-	k := din.Known{Status: make(map[string]graph.Status, len(tasks)), Active: active}
+func known(tasks []contract.TaskInfo, active string) din.Known {
+	k := din.Known{Status: make(map[string]contract.TaskStatus, len(tasks)), Active: active}
 	for _, t := range tasks {
 		k.Status[t.ShortID] = t.Status
 	}
 	return k
 }
 
-func countStatuses(tasks []activities.TaskInfo) map[string]int {
+func countStatuses(tasks []contract.TaskInfo) map[string]int {
 	c := map[string]int{}
 	for _, t := range tasks {
 		c[string(t.Status)]++
@@ -293,10 +291,10 @@ func countStatuses(tasks []activities.TaskInfo) map[string]int {
 	return c
 }
 
-func rootDone(tasks []activities.TaskInfo) bool {
+func rootDone(tasks []contract.TaskInfo) bool {
 	for _, t := range tasks {
-		if t.ShortID == graph.RootShortID {
-			return t.Status == graph.Done
+		if t.ShortID == contract.RootShortID {
+			return t.Status == contract.TaskDone
 		}
 	}
 	return false

@@ -1,201 +1,50 @@
 // Package workflows holds the ResearchSession workflow and its WebResearch
 // child. Workflow code is deterministic: it calls algebra and din (pure
-// functions) and gets everything else from activities.
+// functions) and gets everything else from activities, which it names
+// through contract, so that no I/O code is linked into it (docs/contract.md).
 package workflows
 
 import (
-	"time"
-
-	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/algebra"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 )
 
-// Workflow type names and query/signal names, as users type them with the
-// temporal CLI.
+// The workflow names, stop reasons and the session's input, state,
+// progress and result live in contract (docs/contract.md).
 const (
-	SessionWorkflow  = "ResearchSession"
-	ResearchWorkflow = "WebResearch"
-	QueryProgress    = "progress"
-	QueryTree        = "tree"
-	QueryState       = "state"
-	QueryReport      = "report" // the whole report, also when the result carries a cut one
-	SignalStop       = "stop"
-	UpdateExtend     = "extend"
-	UpdateGuide      = "guide"
+	SessionWorkflow      = contract.SessionWorkflow
+	ResearchWorkflow     = contract.ResearchWorkflow
+	QueryProgress        = contract.QueryProgress
+	QueryTree            = contract.QueryTree
+	QueryState           = contract.QueryState
+	QueryReport          = contract.QueryReport
+	SignalStop           = contract.SignalStop
+	UpdateExtend         = contract.UpdateExtend
+	UpdateGuide          = contract.UpdateGuide
+	StopRootDone         = contract.StopRootDone
+	StopConverged        = contract.StopConverged
+	StopNoReadyTasks     = contract.StopNoReadyTasks
+	StopMaxIterations    = contract.StopMaxIterations
+	StopWallClockCap     = contract.StopWallClockCap
+	StopRequested        = contract.StopRequested
+	StopCancelled        = contract.StopCancelled
+	StopModelUnavailable = contract.StopModelUnavailable
+	StopComposeFailed    = contract.StopComposeFailed
+	StopTokenBudget      = contract.StopTokenBudget
 )
 
-// Stop reasons.
-const (
-	StopRootDone      = "root_done"
-	StopConverged     = "converged"
-	StopNoReadyTasks  = "no_ready_tasks"
-	StopMaxIterations = "max_iterations"
-	StopWallClockCap  = "wall_clock_cap"
-	StopRequested     = "stop_requested"
-	StopCancelled     = "cancelled"
-	// StopModelUnavailable: a model server stayed down past
-	// llm.outage_tolerance; the session assembles what it has.
-	StopModelUnavailable = "model_unavailable"
-	// StopComposeFailed: composition failed past the tolerance; the report
-	// is extractive (the evidence each section would have been written from).
-	StopComposeFailed = "compose_failed"
-	// StopTokenBudget: the next iteration could have crossed
-	// budget.max_tokens less the assembly reserve.
-	StopTokenBudget = "token_budget"
+type (
+	SessionInput  = contract.SessionInput
+	Signals       = contract.Signals
+	SessionState  = contract.SessionState
+	Stats         = contract.Stats
+	Progress      = contract.Progress
+	SessionResult = contract.SessionResult
 )
-
-// SessionInput starts a session. Only Goal is required: a session started
-// from the temporal CLI with {"goal": "..."} has its configuration resolved
-// by the worker (ResolveConfig) and recorded in history.
-type SessionInput struct {
-	Goal         string            `json:"goal"`
-	Instructions string            `json:"instructions,omitempty"`
-	Params       map[string]string `json:"params,omitempty"`
-	Config       *config.Config    `json:"config,omitempty"`
-	State        *SessionState     `json:"state,omitempty"` // carried by continue-as-new
-}
-
-// Signals are the previous iteration's scalars the next one decides with.
-type Signals struct {
-	Observed    bool    `json:"observed"`
-	GA          float64 `json:"ga"`
-	Coverage    float64 `json:"coverage"`
-	Novelty     float64 `json:"novelty"`
-	Convergence float64 `json:"convergence"`
-	Plateau     float64 `json:"plateau"` // has the convergence score stopped moving?
-	NEvidence   int     `json:"n_evidence"`
-}
-
-// SessionState is everything the loop carries between iterations and across
-// continue-as-new. It is rebuilt on replay from activity results.
-type SessionState struct {
-	Bootstrapped     bool                  `json:"bootstrapped"`
-	Dim              int                   `json:"dim"`
-	StartedAt        time.Time             `json:"started_at"`
-	Iteration        int                   `json:"iteration"` // iterations completed
-	RunIterations    int                   `json:"run_iterations"`
-	Tokens           int                   `json:"tokens"`
-	Trackers         algebra.Trackers      `json:"trackers"`
-	Prev             Signals               `json:"prev"`
-	ZeroYield        int                   `json:"zero_yield"`
-	ThinkingBudget   int                   `json:"thinking_budget"`
-	Pressure         float64               `json:"pressure"`
-	ResourceProgress float64               `json:"resource_progress"`
-	Psi              float64               `json:"psi"`
-	RootDone         bool                  `json:"root_done"`
-	StopRequested    bool                  `json:"stop_requested"`
-	Stats            Stats                 `json:"stats"`
-	Current          string                `json:"current,omitempty"`
-	LastOps          []string              `json:"last_ops,omitempty"`
-	Counts           map[string]int        `json:"counts,omitempty"`
-	Evidence         int                   `json:"evidence"`
-	Models           map[string]string     `json:"models,omitempty"`
-	ExtraIterations  int                   `json:"extra_iterations,omitempty"` // granted by extend
-	ExtraWallClock   time.Duration         `json:"extra_wall_clock,omitempty"` // granted by extend
-	Guides           []string              `json:"guides,omitempty"`           // user notes for the next DIN-Read
-	Tasks            []activities.TaskInfo `json:"tasks,omitempty"`            // the task tree as last read
-	Runs             int                   `json:"runs,omitempty"`             // continue-as-new count
-	// ModelWaited is the time spent waiting out model outages; the
-	// wall-clock budget does not count it.
-	ModelWaited time.Duration `json:"model_waited,omitempty"`
-	// ModelGaveUp: a model server stayed down past llm.outage_tolerance;
-	// later outages are not waited out again.
-	ModelGaveUp bool `json:"model_gave_up,omitempty"`
-	// EmbedTokens estimates what research runs embedded; with Tokens (chat
-	// calls) it is what budget.max_tokens limits.
-	EmbedTokens int `json:"embed_tokens,omitempty"`
-	// IterTokens is what the last iteration spent: the estimate of the
-	// next one that the token budget checks before it starts.
-	IterTokens int `json:"iter_tokens,omitempty"`
-}
-
-// tokensUsed is what budget.max_tokens limits: chat tokens of every call
-// (reasoning, composition, verification) and the tokens research embedded.
-func (st *SessionState) tokensUsed() int { return st.Tokens + st.EmbedTokens }
-
-// MaxIterations is the iteration budget including extensions.
-func (st *SessionState) maxIterations(base int) int { return base + st.ExtraIterations }
-
-// maxWallClock is the wall-clock budget including extensions.
-func (st *SessionState) maxWallClock(base time.Duration) time.Duration {
-	return base + st.ExtraWallClock
-}
-
-// Stats counts work for the result and for progress.
-type Stats struct {
-	LLMCalls       int `json:"llm_calls"`
-	RepairCalls    int `json:"repair_calls"`
-	FailedCalls    int `json:"failed_calls"`
-	InvalidAnswers int `json:"invalid_answers"`
-	AppliedOps     int `json:"applied_ops"`
-	RolledBack     int `json:"rolled_back"`
-	WebSearches    int `json:"web_searches"`
-	DuplicateCalls int `json:"duplicate_calls"`
-	NewEvidence    int `json:"new_evidence"`
-	// LLMLatencyMS sums the latency of every chat call, reasoning and
-	// composition; the parts of an assembly run in parallel, so the sum can
-	// exceed their wall time.
-	LLMLatencyMS    int64 `json:"llm_latency_ms"`
-	PromptTokens    int   `json:"prompt_tokens"`
-	CompletionToken int   `json:"completion_tokens"`
-}
-
-// Progress is the answer of the progress query.
-type Progress struct {
-	SessionID     string         `json:"session_id"`
-	Goal          string         `json:"goal"`
-	Phase         string         `json:"phase"`
-	Iteration     int            `json:"iteration"`
-	MaxIterations int            `json:"max_iterations"`
-	MaxWallClock  string         `json:"max_wall_clock"`
-	Runs          int            `json:"runs"`
-	Guides        []string       `json:"pending_guides,omitempty"`
-	CurrentTask   string         `json:"current_task,omitempty"`
-	Pressure      float64        `json:"pressure"`
-	Psi           float64        `json:"psi"`
-	Tasks         map[string]int `json:"tasks,omitempty"`
-	Evidence      int            `json:"evidence"`
-	LastOps       []string       `json:"last_ops,omitempty"`
-	StopReason    string         `json:"stop_reason,omitempty"`
-	Stats         Stats          `json:"stats"`
-	// Waiting is set while a model server is down and the session waits.
-	Waiting     *ModelWait `json:"waiting,omitempty"`
-	ModelWaited string     `json:"model_waited,omitempty"`
-}
-
-// SessionResult is the workflow's result.
-type SessionResult struct {
-	SessionID        string              `json:"session_id"`
-	Report           string              `json:"report"`
-	StopReason       string              `json:"stop_reason"`
-	Iterations       int                 `json:"iterations"`
-	Psi              float64             `json:"psi"`
-	Tasks            int                 `json:"tasks"`
-	TasksDone        int                 `json:"tasks_done"`
-	TasksFailed      int                 `json:"tasks_failed"`
-	Evidence         int                 `json:"evidence"`
-	Sources          []activities.Source `json:"sources"`
-	Citations        int                 `json:"citations"`
-	RemovedCitations int                 `json:"removed_citations"`
-	Stats            Stats               `json:"stats"`
-	Models           map[string]string   `json:"models,omitempty"`
-	// Tokens is what budget.max_tokens counted: chat tokens of every call
-	// and the tokens research embedded (estimated).
-	Tokens      int `json:"tokens"`
-	EmbedTokens int `json:"embed_tokens,omitempty"`
-	// CostUSD prices the tokens at llm.price_*_per_mtok and
-	// embed.price_per_mtok (0 for a local model).
-	CostUSD float64 `json:"cost_usd"`
-	// ModelWaitedS is how long the session waited out model outages.
-	ModelWaitedS float64 `json:"model_waited_s,omitempty"`
-	// Error says why the report is not what the session meant to write
-	// (compose_failed); empty otherwise.
-	Error string `json:"error,omitempty"`
-}
 
 // acts is how workflow code names activities: by method value on a nil
-// *activities.Activities (the samples-go pattern), so the compiler checks
-// each call's name and the SDK derives the registered name from the
-// method. Only the method values are used; the pointer stays nil.
-var acts *activities.Activities
+// *contract.Activities (the samples-go pattern), so the compiler checks
+// each call's name and types and the SDK derives the registered name from
+// the method; the worker registers *contract.Activities, whose methods
+// carry the same names. Only the method values are used; the pointer stays
+// nil.
+var acts *contract.Activities

@@ -3,13 +3,12 @@ package workflows
 import (
 	"fmt"
 
-	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/din"
-	"github.com/lethe-research/lethe/graph"
 )
 
 // view is step 7's view on the session's state.
-func (s *session) view(rs activities.ReadStateResult, sel string, packed []activities.Candidate) din.View {
+func (s *session) view(rs contract.ReadStateResult, sel string, packed []contract.Candidate) din.View {
 	return buildView(s.in.Goal, rs, sel, packed, s.st.ZeroYield, s.st.Guides)
 }
 
@@ -17,14 +16,14 @@ func (s *session) view(rs activities.ReadStateResult, sel string, packed []activ
 // the packed evidence: the focus task, its parent, subtasks and siblings,
 // and warn lines (coverage tags, dead ends, siblings, zero-yield hint,
 // unresearched focus), plus the user's guide notes.
-func buildView(goal string, rs activities.ReadStateResult, sel string, packed []activities.Candidate, zeroYield int, guides []string) din.View {
-	byID := make(map[string]activities.TaskInfo, len(rs.Tasks))
+func buildView(goal string, rs contract.ReadStateResult, sel string, packed []contract.Candidate, zeroYield int, guides []string) din.View {
+	byID := make(map[string]contract.TaskInfo, len(rs.Tasks))
 	for _, t := range rs.Tasks {
 		byID[t.ShortID] = t
 	}
 	focus := byID[sel]
 	v := din.View{Goal: goal, Tools: []string{"web_search(query)"}}
-	if sel != graph.RootShortID {
+	if sel != contract.RootShortID {
 		fl := line(focus)
 		v.Focus = &fl
 	}
@@ -47,9 +46,9 @@ func buildView(goal string, rs activities.ReadStateResult, sel string, packed []
 		}
 		v.Tasks = append(v.Tasks, line(t))
 		switch t.Status {
-		case graph.Failed:
+		case contract.TaskFailed:
 			w.DeadEnds = append(w.DeadEnds, line(t))
-		case graph.Pending, graph.Active:
+		case contract.TaskPending, contract.TaskActive:
 			w.Siblings = append(w.Siblings, line(t))
 		}
 	}
@@ -67,6 +66,6 @@ func buildView(goal string, rs activities.ReadStateResult, sel string, packed []
 	return v
 }
 
-func line(t activities.TaskInfo) din.TaskLine {
+func line(t contract.TaskInfo) din.TaskLine {
 	return din.TaskLine{ShortID: t.ShortID, Description: t.Description, Status: t.Status, Result: t.Result, Parent: t.Parent, DependsOn: t.DependsOn}
 }

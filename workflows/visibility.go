@@ -7,6 +7,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 // Search attributes upserted every iteration, so that
@@ -35,16 +37,14 @@ func SearchAttributes() []string {
 		"LetheTasksDone=Int", "LetheEvidence=Int", "LetheTokens=Double"}
 }
 
-// Session statuses of LetheStatus.
+// Session statuses of LetheStatus (contract).
 const (
-	StatusRunning    = "running"
-	StatusAssembling = "assembling"
-	StatusDone       = "done"
-	StatusCancelled  = "cancelled"
-	StatusFailed     = "failed"
-	// StatusWaiting: a model server is down and the session waits for it,
-	// spending no iteration and no budget.
-	StatusWaiting = "waiting_for_model"
+	StatusRunning    = contract.StatusRunning
+	StatusAssembling = contract.StatusAssembling
+	StatusDone       = contract.StatusDone
+	StatusCancelled  = contract.StatusCancelled
+	StatusFailed     = contract.StatusFailed
+	StatusWaiting    = contract.StatusWaiting
 )
 
 // publish upserts the search attributes and the workflow's current details
@@ -63,7 +63,7 @@ func (s *session) publish(ctx workflow.Context, status string) {
 			AttrPsi.ValueSet(s.st.Psi),
 			AttrTasksDone.ValueSet(int64(done)),
 			AttrEvidence.ValueSet(int64(s.st.Evidence)),
-			AttrTokens.ValueSet(float64(s.st.tokensUsed())),
+			AttrTokens.ValueSet(float64(s.st.TokensUsed())),
 		)
 		if err != nil {
 			s.log.Warn("search attribute upsert failed", "error", err)
@@ -84,7 +84,7 @@ func (s *session) details(ctx workflow.Context, status string) string {
 	if s.st.ModelWaited > 0 {
 		fmt.Fprintf(&b, "| waited for models in all | %s (not counted against the budget) |\n", s.st.ModelWaited.Round(time.Second))
 	}
-	fmt.Fprintf(&b, "| iteration | %d of %d |\n", s.st.Iteration, s.st.maxIterations(s.cfg.Budget.MaxIterations))
+	fmt.Fprintf(&b, "| iteration | %d of %d |\n", s.st.Iteration, s.st.MaxIterations(s.cfg.Budget.MaxIterations))
 	if s.st.Current != "" {
 		fmt.Fprintf(&b, "| current task | `%s` |\n", s.st.Current)
 	}
