@@ -1,0 +1,3 @@
+module github.com/lethe-research/lethe
+
+go 1.24
