@@ -253,18 +253,23 @@ const (
 // LetheStatus: the Status* constants). workflows builds the SDK's typed
 // keys from these names.
 const (
-	AttrNameStatus     = "LetheStatus"     // Keyword
-	AttrNameIteration  = "LetheIteration"  // Int
-	AttrNamePressure   = "LethePressure"   // Double
-	AttrNamePsi        = "LethePsi"        // Double
-	AttrNameTasksDone  = "LetheTasksDone"  // Int
-	AttrNameTasksTotal = "LetheTasksTotal" // Double: the dev server's SQLite visibility store allows only three Int attributes
-	AttrNameEvidence   = "LetheEvidence"   // Int
+	AttrNameStatus    = "LetheStatus"    // Keyword
+	AttrNameIteration = "LetheIteration" // Int
+	AttrNamePressure  = "LethePressure"  // Double
+	AttrNamePsi       = "LethePsi"       // Double
+	AttrNameTasksDone = "LetheTasksDone" // Int
+	AttrNameEvidence  = "LetheEvidence"  // Int
+	// LetheTokens is what budget.max_tokens counts. A Double because SQL
+	// visibility stores (the dev server's SQLite among them) allow three
+	// Int and three Double attributes per namespace; it took the slot of
+	// LetheTasksTotal (docs/operations.md). Queries compare it like an
+	// Int: 'LetheTokens > 1000000'.
+	AttrNameTokens = "LetheTokens" // Double
 )
 
 // SearchAttributes lists every attribute with its type, in the form
 // `temporal operator search-attribute create` and start-dev take.
 func SearchAttributes() []string {
 	return []string{AttrNameStatus + "=Keyword", AttrNameIteration + "=Int", AttrNamePressure + "=Double", AttrNamePsi + "=Double",
-		AttrNameTasksDone + "=Int", AttrNameTasksTotal + "=Double", AttrNameEvidence + "=Int"}
+		AttrNameTasksDone + "=Int", AttrNameEvidence + "=Int", AttrNameTokens + "=Double"}
 }

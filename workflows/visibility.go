@@ -16,26 +16,19 @@ import (
 // registered on the namespace (make run and the tests do it on the dev
 // server; README shows the command for a real cluster).
 var (
-	AttrStatus    = temporal.NewSearchAttributeKeyKeyword("LetheStatus")
-	AttrIteration = temporal.NewSearchAttributeKeyInt64("LetheIteration")
-	AttrPressure  = temporal.NewSearchAttributeKeyFloat64("LethePressure")
-	AttrPsi       = temporal.NewSearchAttributeKeyFloat64("LethePsi")
-	AttrTasksDone = temporal.NewSearchAttributeKeyInt64("LetheTasksDone")
-	AttrEvidence  = temporal.NewSearchAttributeKeyInt64("LetheEvidence")
-	// LetheTokens is what budget.max_tokens counts. A Double because SQL
-	// visibility stores (the dev server's SQLite among them) allow three
-	// Int and three Double attributes per namespace; it took the slot of
-	// LetheTasksTotal (docs/operations.md). Queries compare it like an
-	// Int: 'LetheTokens > 1000000'.
-	AttrTokens = temporal.NewSearchAttributeKeyFloat64("LetheTokens")
+	AttrStatus    = temporal.NewSearchAttributeKeyKeyword(contract.AttrNameStatus)
+	AttrIteration = temporal.NewSearchAttributeKeyInt64(contract.AttrNameIteration)
+	AttrPressure  = temporal.NewSearchAttributeKeyFloat64(contract.AttrNamePressure)
+	AttrPsi       = temporal.NewSearchAttributeKeyFloat64(contract.AttrNamePsi)
+	AttrTasksDone = temporal.NewSearchAttributeKeyInt64(contract.AttrNameTasksDone)
+	AttrEvidence  = temporal.NewSearchAttributeKeyInt64(contract.AttrNameEvidence)
+	// A Double: SQL visibility stores allow three Int attributes (contract).
+	AttrTokens = temporal.NewSearchAttributeKeyFloat64(contract.AttrNameTokens)
 )
 
 // SearchAttributes lists every attribute with its type, in the form
 // `temporal operator search-attribute create` and start-dev take.
-func SearchAttributes() []string {
-	return []string{"LetheStatus=Keyword", "LetheIteration=Int", "LethePressure=Double", "LethePsi=Double",
-		"LetheTasksDone=Int", "LetheEvidence=Int", "LetheTokens=Double"}
-}
+func SearchAttributes() []string { return contract.SearchAttributes() }
 
 // Session statuses of LetheStatus (contract).
 const (
