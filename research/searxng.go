@@ -122,20 +122,32 @@ type searxResult struct {
 	Category string   `json:"category"`
 }
 
-// SearchError is a failed SearXNG request: the HTTP status (0 for a
-// transport or decoding error) and whether retrying later may help.
+// SearchError is a failed search request of any provider: the HTTP
+// status (0 for a transport or decoding error), whether retrying later may
+// help, and how long the provider asked us to wait (Retry-After) when it
+// rate-limited us.
 type SearchError struct {
-	Status    int
-	Retryable bool
-	Msg       string
+	Provider   string // Provider.Name(); empty means searxng (the first provider)
+	Status     int
+	Retryable  bool
+	RetryAfter time.Duration
+	Msg        string
 }
 
 func (e *SearchError) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("research: searxng: HTTP %d: %s", e.Status, e.Msg)
+	name := e.Provider
+	if name == "" {
+		name = SearXNGProviderName
 	}
-	return "research: searxng: " + e.Msg
+	if e.Status != 0 {
+		return fmt.Sprintf("research: %s: HTTP %d: %s", name, e.Status, e.Msg)
+	}
+	return fmt.Sprintf("research: %s: %s", name, e.Msg)
 }
+
+// RateLimited reports whether the provider refused the request for its
+// rate limit (HTTP 429 or the provider's own rate-limit answer).
+func (e *SearchError) RateLimited() bool { return e.Status == http.StatusTooManyRequests }
 
 // Search implements Provider: it asks result pages 1, 2, … (at most
 // Config.Pages) until it has limit hits, dropping non-http(s) URLs and
@@ -261,7 +273,8 @@ func (s *SearXNG) once(ctx context.Context, query string, page int) (*searxRespo
 	if res.StatusCode != http.StatusOK {
 		se := &SearchError{Status: res.StatusCode, Msg: statusMessage(res.StatusCode, body)}
 		se.Retryable = res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500
-		return nil, retryAfter(res.Header.Get("Retry-After")), se
+		se.RetryAfter = retryAfter(res.Header.Get("Retry-After"))
+		return nil, se.RetryAfter, se
 	}
 	if int64(len(body)) > s.cfg.MaxResponseBytes {
 		return nil, 0, &SearchError{Status: res.StatusCode, Msg: fmt.Sprintf("answer exceeds %d bytes", s.cfg.MaxResponseBytes)}
