@@ -207,22 +207,46 @@ type Research struct {
 	SearxngPages        int           `mapstructure:"searxng_pages" json:"searxng_pages"`
 	SearxngTimeout      time.Duration `mapstructure:"searxng_timeout" json:"searxng_timeout"`
 	SearxngRetries      int           `mapstructure:"searxng_retries" json:"searxng_retries"`
-	BrowserPath         string        `mapstructure:"browser_path" json:"browser_path"`
-	BrowserTabs         int           `mapstructure:"browser_tabs" json:"browser_tabs"`
-	PageTimeout         time.Duration `mapstructure:"page_timeout" json:"page_timeout"`
-	AllowLoopback       bool          `mapstructure:"allow_loopback" json:"allow_loopback"`
-	AllowPrivate        bool          `mapstructure:"allow_private" json:"allow_private"`
-	MediaDir            string        `mapstructure:"media_dir" json:"media_dir"`
-	MediaMinBytes       int           `mapstructure:"media_min_bytes" json:"media_min_bytes"`
-	MaxMediaBytes       int           `mapstructure:"max_media_bytes" json:"max_media_bytes"`
-	MaxMediaPerPage     int           `mapstructure:"max_media_per_page" json:"max_media_per_page"`
-	PdftotextPath       string        `mapstructure:"pdftotext_path" json:"pdftotext_path"`
-	PDFMaxPages         int           `mapstructure:"pdf_max_pages" json:"pdf_max_pages"`
-	WhisperURL          string        `mapstructure:"whisper_url" json:"whisper_url"`
-	WhisperTimeout      time.Duration `mapstructure:"whisper_timeout" json:"whisper_timeout"`
-	WhisperTranslate    bool          `mapstructure:"whisper_translate" json:"whisper_translate"`
-	FFmpegPath          string        `mapstructure:"ffmpeg_path" json:"ffmpeg_path"`
-	MaxMediaDuration    time.Duration `mapstructure:"max_media_duration" json:"max_media_duration"`
+	Providers           string        `mapstructure:"providers" json:"providers"`
+	SearchAttempts      int           `mapstructure:"search_attempts" json:"search_attempts"`
+	SearchMaxRetryAfter time.Duration `mapstructure:"search_max_retry_after" json:"search_max_retry_after"`
+	SearchWait          time.Duration `mapstructure:"search_wait" json:"search_wait"`
+	SearchTimeout       time.Duration `mapstructure:"search_timeout" json:"search_timeout"`
+	WikipediaURL        string        `mapstructure:"wikipedia_url" json:"wikipedia_url"`
+	WikipediaLanguage   string        `mapstructure:"wikipedia_language" json:"wikipedia_language"`
+	ArxivURL            string        `mapstructure:"arxiv_url" json:"arxiv_url"`
+	TavilyURL           string        `mapstructure:"tavily_url" json:"tavily_url"`
+	TavilyAPIKey        string        `mapstructure:"tavily_api_key" json:"-"`
+	BraveURL            string        `mapstructure:"brave_url" json:"brave_url"`
+	BraveAPIKey         string        `mapstructure:"brave_api_key" json:"-"`
+	// Rate is per provider family: Discover calls per second on its task
+	// queue, a worker-side limit (TaskQueueActivitiesPerSecond).
+	Rate             ProviderRates `mapstructure:"rate" json:"rate"`
+	BrowserPath      string        `mapstructure:"browser_path" json:"browser_path"`
+	BrowserTabs      int           `mapstructure:"browser_tabs" json:"browser_tabs"`
+	PageTimeout      time.Duration `mapstructure:"page_timeout" json:"page_timeout"`
+	AllowLoopback    bool          `mapstructure:"allow_loopback" json:"allow_loopback"`
+	AllowPrivate     bool          `mapstructure:"allow_private" json:"allow_private"`
+	MediaDir         string        `mapstructure:"media_dir" json:"media_dir"`
+	MediaMinBytes    int           `mapstructure:"media_min_bytes" json:"media_min_bytes"`
+	MaxMediaBytes    int           `mapstructure:"max_media_bytes" json:"max_media_bytes"`
+	MaxMediaPerPage  int           `mapstructure:"max_media_per_page" json:"max_media_per_page"`
+	PdftotextPath    string        `mapstructure:"pdftotext_path" json:"pdftotext_path"`
+	PDFMaxPages      int           `mapstructure:"pdf_max_pages" json:"pdf_max_pages"`
+	WhisperURL       string        `mapstructure:"whisper_url" json:"whisper_url"`
+	WhisperTimeout   time.Duration `mapstructure:"whisper_timeout" json:"whisper_timeout"`
+	WhisperTranslate bool          `mapstructure:"whisper_translate" json:"whisper_translate"`
+	FFmpegPath       string        `mapstructure:"ffmpeg_path" json:"ffmpeg_path"`
+	MaxMediaDuration time.Duration `mapstructure:"max_media_duration" json:"max_media_duration"`
+}
+
+// ProviderRates are the Discover rates of the web provider families.
+type ProviderRates struct {
+	SearXNG   float64 `mapstructure:"searxng" json:"searxng"`
+	Wikipedia float64 `mapstructure:"wikipedia" json:"wikipedia"`
+	Arxiv     float64 `mapstructure:"arxiv" json:"arxiv"`
+	Tavily    float64 `mapstructure:"tavily" json:"tavily"`
+	Brave     float64 `mapstructure:"brave" json:"brave"`
 }
 
 type Assembly struct {

@@ -49,6 +49,9 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("config: graph.backend = %q, want embedded or neo4j", c.Graph.Backend))
 	}
+	if err := c.Research.validateProviders(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Temporal.TaskQueue == "" {
 		errs = append(errs, errors.New("config: temporal.task_queue must not be empty"))
 	}
