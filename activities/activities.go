@@ -41,6 +41,10 @@ type Activities struct {
 	Browser *research.Browser
 	Search  *research.SearXNG
 	STT     *research.Transcriber
+	// Web is the web search providers by name (research.providers): SearXNG
+	// when configured, Wikipedia and arXiv always (keyless), Tavily and
+	// Brave when their keys are set. The corpus is Corpus.
+	WebSearch map[string]research.Provider
 	// Sources are where the worker's tree came from; ResolveConfig loads
 	// them again with a session's overrides on top.
 	Sources load.Sources

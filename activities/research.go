@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
@@ -105,6 +106,9 @@ func InitResearch(a *Activities) error {
 		}
 		a.Search = s
 	}
+	if err := initWebSearch(a, lim); err != nil {
+		return err
+	}
 	if r.WhisperURL != "" {
 		a.STT = &research.Transcriber{
 			Whisper:     &research.WhisperClient{BaseURL: r.WhisperURL, Translate: r.WhisperTranslate, Timeout: r.WhisperTimeout},
@@ -113,6 +117,44 @@ func InitResearch(a *Activities) error {
 			MemoryBytes: int64(r.ChildMemoryBytes),
 			Limits:      lim,
 		}
+	}
+	return nil
+}
+
+// initWebSearch builds the web search providers this worker can serve:
+// SearXNG when its URL is set, Wikipedia and arXiv always (keyless; no
+// request is sent unless a session names them in research.providers),
+// Tavily and Brave when their keys are set. A configured URL that is not
+// http(s) is an error.
+func initWebSearch(a *Activities, lim research.Limits) error {
+	r := a.Cfg.Research
+	a.WebSearch = map[string]research.Provider{}
+	if a.Search != nil {
+		a.WebSearch[config.ProviderSearXNG] = a.Search
+	}
+	cfg := func(base, key string) research.WebSearchConfig {
+		return research.WebSearchConfig{BaseURL: base, APIKey: key, Language: r.WikipediaLanguage, Timeout: r.SearchTimeout, Limits: lim}
+	}
+	type mk func(research.WebSearchConfig) (research.Provider, error)
+	build := []struct {
+		name, base, key string
+		keyed           bool
+		new             mk
+	}{
+		{config.ProviderWikipedia, r.WikipediaURL, "", false, func(c research.WebSearchConfig) (research.Provider, error) { return research.NewWikipedia(c) }},
+		{config.ProviderArxiv, r.ArxivURL, "", false, func(c research.WebSearchConfig) (research.Provider, error) { return research.NewArxiv(c) }},
+		{config.ProviderTavily, r.TavilyURL, r.TavilyAPIKey, true, func(c research.WebSearchConfig) (research.Provider, error) { return research.NewTavily(c) }},
+		{config.ProviderBrave, r.BraveURL, r.BraveAPIKey, true, func(c research.WebSearchConfig) (research.Provider, error) { return research.NewBrave(c) }},
+	}
+	for _, b := range build {
+		if b.keyed && b.key == "" {
+			continue
+		}
+		p, err := b.new(cfg(b.base, b.key))
+		if err != nil {
+			return fmt.Errorf("research.%s_url: %w", b.name, err)
+		}
+		a.WebSearch[b.name] = p
 	}
 	return nil
 }
@@ -173,7 +215,12 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	if err != nil {
 		return DiscoverResult{}, fmt.Errorf("discover session: %w", err)
 	}
-	hits, err := a.searchAll(ctx, lg, in)
+	var hits []research.Hit
+	if in.Provider == "" {
+		hits, err = a.searchAll(ctx, lg, in)
+	} else {
+		hits, err = a.searchOne(ctx, lg, in)
+	}
 	if err != nil {
 		return DiscoverResult{}, err
 	}
@@ -181,7 +228,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	// embedder and history.
 	hits = researchLimits(a.Cfg).Hits(hits)
 	if len(hits) == 0 {
-		return DiscoverResult{}, nil
+		return DiscoverResult{Provider: in.Provider}, nil
 	}
 	texts := make([]string, len(hits))
 	for i, h := range hits {
@@ -191,7 +238,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	if err != nil {
 		return DiscoverResult{}, fmt.Errorf("discover embed: %w", err)
 	}
-	out := DiscoverResult{EmbedTokens: llm.EstimateAll(texts)}
+	out := DiscoverResult{EmbedTokens: llm.EstimateAll(texts), Provider: in.Provider}
 	for i, h := range hits {
 		out.Candidates = append(out.Candidates, research.Candidate{
 			URL: h.URL, Title: h.Title, Snippet: truncate(h.Snippet, 300), Provider: h.Provider,
@@ -233,6 +280,61 @@ func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverIn
 		return nil, fmt.Errorf("discover %q: %w", in.Query, errors.Join(errs...))
 	}
 	return hits, nil
+}
+
+// searchOne asks the one provider the workflow named. Its failure is
+// classified for the workflow's fallback: a 429 is retried after the
+// provider's Retry-After (NextRetryDelay) unless that is longer than
+// in.MaxRetryAfter; a refused request (bad key, bad query, malformed
+// answer) or a provider this worker cannot serve is non-retryable, so the
+// next provider is asked at once; network errors and 5xx are retried by
+// the activity's retry policy.
+func (a *Activities) searchOne(ctx context.Context, lg log.Logger, in DiscoverInput) ([]research.Hit, error) {
+	var p research.Provider
+	if in.Provider == config.ProviderCorpus {
+		if a.Corpus != nil {
+			p = a.Corpus
+		}
+	} else if wp, ok := a.WebSearch[in.Provider]; ok {
+		p = wp
+	}
+	if p == nil {
+		err := fmt.Errorf("discover: provider %q is not configured on this worker (research.corpus_dir, research.searxng_url, research.tavily_api_key, research.brave_api_key)", in.Provider)
+		return nil, nonRetryable(ErrSearchFailed, err)
+	}
+	hits, err := p.Search(ctx, in.Query, in.Limit)
+	if err == nil {
+		lg.Info("discover", "provider", in.Provider, "query", in.Query, "hits", len(hits))
+		return hits, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	lg.Warn("discover: provider failed", "provider", in.Provider, "query", in.Query, "error", err)
+	return nil, searchFailure(fmt.Errorf("discover %q on %s: %w", in.Query, in.Provider, err), in.MaxRetryAfter)
+}
+
+// searchFailure maps a provider's error to what the Discover retry policy
+// and the workflow's fallback act on.
+func searchFailure(err error, maxWait time.Duration) error {
+	if maxWait <= 0 {
+		maxWait = time.Minute
+	}
+	var se *research.SearchError
+	if !errors.As(err, &se) {
+		return err // not the provider's answer (e.g. the store): retried
+	}
+	switch {
+	case se.RateLimited() && se.RetryAfter > maxWait:
+		return nonRetryable(ErrSearchFailed, fmt.Errorf("%w (asks to wait %s, longer than research.search_max_retry_after %s)", err, se.RetryAfter, maxWait))
+	case se.RateLimited():
+		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrRateLimited, temporal.ApplicationErrorOptions{
+			Cause: err, NextRetryDelay: se.RetryAfter, // 0: the retry policy's backoff
+		})
+	case se.Retryable:
+		return err
+	}
+	return nonRetryable(ErrSearchFailed, err)
 }
 
 func pagesKey(key string) string { return "pages/" + key }

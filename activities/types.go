@@ -15,6 +15,8 @@ const (
 	ErrUnhealthy    = contract.ErrUnhealthy
 	ErrConfig       = contract.ErrConfig
 	ErrLLM          = contract.ErrLLM
+	ErrSearchFailed = contract.ErrSearchFailed
+	ErrRateLimited  = contract.ErrRateLimited
 )
 
 type (

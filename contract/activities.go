@@ -1,6 +1,10 @@
 package contract
 
-import "github.com/lethe-research/lethe/algebra"
+import (
+	"time"
+
+	"github.com/lethe-research/lethe/algebra"
+)
 
 // Payloads below are everything that crosses the workflow boundary: ids,
 // scalars and texts for the prompt; embedding vectors never do. Workflow
@@ -13,6 +17,13 @@ const (
 	ErrUnhealthy    = "ServiceUnavailable"
 	ErrConfig       = "InvalidConfig"
 	ErrLLM          = "LLMError"
+	// ErrSearchFailed: a search provider refused the request (bad key,
+	// bad query, malformed answer) or asked to wait past
+	// research.search_max_retry_after; the next provider is asked.
+	ErrSearchFailed = "SearchFailed"
+	// ErrRateLimited: a search provider answered 429; retried after its
+	// Retry-After (NextRetryDelay), then the next provider is asked.
+	ErrRateLimited = "SearchRateLimited"
 )
 
 // ResolveConfigInput asks the worker to resolve its parameter tree with the
@@ -326,6 +337,15 @@ type DiscoverInput struct {
 	SessionID string `json:"session_id"`
 	Query     string `json:"query"`
 	Limit     int    `json:"limit"`
+	// Provider names the one provider to ask (research.providers; the
+	// workflow walks the fallback chain, each call on its provider's
+	// rate-limited queue). Empty: every configured provider, merged (the
+	// shape of sessions started before the chain existed).
+	Provider string `json:"provider,omitempty"`
+	// MaxRetryAfter: a provider that asks to wait longer than this is
+	// reported as unavailable (non-retryable: the next provider is asked);
+	// 0 means one minute (research.search_max_retry_after).
+	MaxRetryAfter time.Duration `json:"max_retry_after,omitempty"`
 }
 
 // DiscoverResult lists candidate URLs with their goal cosines.
@@ -334,6 +354,8 @@ type DiscoverResult struct {
 	// EmbedTokens estimates the tokens embedded (llm.EstimateAll): the
 	// session's token budget counts research.
 	EmbedTokens int `json:"embed_tokens,omitempty"`
+	// Provider is the provider that answered (empty for the merged shape).
+	Provider string `json:"provider,omitempty"`
 }
 
 // FetchInput fetches one batch of URLs; the page texts are staged in the
@@ -461,6 +483,11 @@ type ResearchResult struct {
 	// EmbedTokens is what the run's Discover and Ingest calls embedded;
 	// the session counts it against budget.max_tokens.
 	EmbedTokens int `json:"embed_tokens,omitempty"`
+	// Provider is the search provider whose answer the run researched
+	// (research.providers); empty when none answered. Skipped lists the
+	// providers asked before it that failed or found nothing.
+	Provider string   `json:"provider,omitempty"`
+	Skipped  []string `json:"skipped_providers,omitempty"`
 }
 
 // TranscribeInput transcribes the media of one staged page: Page is the

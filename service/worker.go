@@ -28,7 +28,7 @@ import (
 // llm_queue and research_queue when those are set.
 func Queues(cfg config.Config, flag string) ([]string, error) {
 	known := []string{cfg.Temporal.TaskQueue}
-	for _, q := range []string{cfg.Temporal.QueueLLM(), cfg.Temporal.QueueResearch()} {
+	for _, q := range append([]string{cfg.Temporal.QueueLLM(), cfg.Temporal.QueueResearch()}, searchQueues(cfg)...) {
 		if !slices.Contains(known, q) {
 			known = append(known, q)
 		}
@@ -43,7 +43,7 @@ func Queues(cfg config.Config, flag string) ([]string, error) {
 			continue
 		}
 		if !slices.Contains(known, q) {
-			return nil, fmt.Errorf("--queues: %q is not a configured queue (temporal.task_queue, llm_queue, research_queue: %s)", q, strings.Join(known, ", "))
+			return nil, fmt.Errorf("--queues: %q is not a configured queue (temporal.task_queue, llm_queue, research_queue, search queues: %s)", q, strings.Join(known, ", "))
 		}
 		out = append(out, q)
 	}
@@ -68,6 +68,12 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 			opts.MaxConcurrentActivityExecutionSize = cfg.Temporal.MaxConcurrentLLM
 		case cfg.Temporal.QueueResearch():
 			opts.MaxConcurrentActivityExecutionSize = cfg.Temporal.MaxConcurrentResearch
+		default:
+			if p, ok := searchProvider(cfg, q); ok {
+				// The server dispatches at most this many activities per
+				// second from the queue, across every worker polling it.
+				opts.TaskQueueActivitiesPerSecond = cfg.Research.RateOf(p)
+			}
 		}
 		w := worker.New(c, q, opts)
 		if !opts.DisableWorkflowWorker {
@@ -77,6 +83,28 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 		ws = append(ws, w)
 	}
 	return ws
+}
+
+// searchQueues are the rate-limited task queues of the web search
+// provider families (config.Temporal.QueueSearch). Every worker polls all
+// of them by default: a provider the worker cannot serve (no key) fails at
+// once and the session asks the next one.
+func searchQueues(cfg config.Config) []string {
+	var out []string
+	for _, p := range config.WebProviders() {
+		out = append(out, cfg.Temporal.QueueSearch(p))
+	}
+	return out
+}
+
+// searchProvider is the provider family whose search queue q is.
+func searchProvider(cfg config.Config, q string) (string, bool) {
+	for _, p := range config.WebProviders() {
+		if cfg.Temporal.QueueSearch(p) == q {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // Interceptors are the worker interceptors every worker (and the SDK's

@@ -88,3 +88,21 @@ func fetchCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 		RetryPolicy:         retry(5),
 	})
 }
+
+// discoverCtx is for one provider's Discover: on the provider family's
+// task queue, whose dispatch rate the workers limit (research.rate.*).
+// research.search_attempts tries (a 429 waits for its Retry-After), then
+// the workflow asks the next provider; so it does at once for a refused
+// request (ErrSearchFailed) or after research.search_wait in the queue
+// (no worker serves it, or the rate limit holds it that long).
+func discoverCtx(ctx workflow.Context, cfg contract.Config, provider string) workflow.Context {
+	rp := retry(int32(cfg.Research.SearchAttempts))
+	rp.NonRetryableErrorTypes = append(append([]string(nil), nonRetryable...), contract.ErrSearchFailed)
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              cfg.Temporal.QueueSearch(provider),
+		ScheduleToStartTimeout: cfg.Research.SearchWait,
+		StartToCloseTimeout:    cfg.Temporal.ActivityTimeout,
+		HeartbeatTimeout:       heartbeat(cfg),
+		RetryPolicy:            rp,
+	})
+}

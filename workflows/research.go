@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -114,8 +115,56 @@ func (r *researchRun) outage(err error) bool {
 	return false
 }
 
+// changeProviders: Discover walks the research.providers chain, one call
+// per provider on its family's rate-limited task queue, until one answers
+// (docs/providers.md); before, one Discover merged every configured
+// provider on the default queue.
+const changeProviders = "search-provider-chain"
+
 // discover asks the providers for URLs and ranks them by goal cosine.
 func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, error) {
+	if workflow.GetVersion(ctx, changeProviders, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return r.discoverMerged(ctx)
+	}
+	cfg := r.in.Config
+	chain := cfg.Research.ProviderList()
+	if len(chain) == 0 {
+		r.lg.Warn("discover: no search provider (research.providers, research.corpus_dir, research.searxng_url)")
+		return nil, nil
+	}
+	var errs []error
+	for _, p := range chain {
+		var disc contract.DiscoverResult
+		dq := contract.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit,
+			Provider: p, MaxRetryAfter: cfg.Research.SearchMaxRetryAfter}
+		err := r.exec(ctx, summarized(discoverCtx(ctx, cfg, p), "discover %q on %s", r.in.Call.Query, p), acts.Discover, dq, &disc)
+		r.res.EmbedTokens += disc.EmbedTokens
+		switch {
+		case err != nil && r.outage(err):
+			return nil, nil
+		case err != nil && ctx.Err() != nil:
+			return nil, err
+		case err != nil:
+			r.lg.Warn("discover: provider failed; asking the next", "provider", p, "error", err)
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+		case len(disc.Candidates) > 0:
+			r.res.Provider = p
+			return queue.RankCandidates(disc.Candidates, nil), nil
+		default:
+			r.lg.Info("discover: provider found nothing; asking the next", "provider", p)
+		}
+		r.res.Skipped = append(r.res.Skipped, p)
+	}
+	if len(errs) == len(chain) {
+		return nil, fmt.Errorf("discover: every provider failed: %w", errors.Join(errs...))
+	}
+	return nil, nil
+}
+
+// discoverMerged is discover as sessions started before changeProviders
+// recorded it: one Discover on the default queue, every configured
+// provider merged.
+func (r *researchRun) discoverMerged(ctx workflow.Context) ([]contract.URLCandidate, error) {
 	cfg := r.in.Config
 	var disc contract.DiscoverResult
 	dq := contract.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit}
