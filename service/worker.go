@@ -71,8 +71,15 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 		default:
 			if p, ok := searchProvider(cfg, q); ok {
 				// The server dispatches at most this many activities per
-				// second from the queue, across every worker polling it.
+				// second from the queue across every worker polling it, but
+				// its token bucket lets a backlog start with a burst of
+				// about one second's worth per queue partition; the
+				// worker's own limiter (burst 1) spaces the calls it runs
+				// evenly, and one poller keeps it from holding more than
+				// one started task while it waits (docs/providers.md).
 				opts.TaskQueueActivitiesPerSecond = cfg.Research.RateOf(p)
+				opts.WorkerActivitiesPerSecond = cfg.Research.RateOf(p)
+				opts.MaxConcurrentActivityTaskPollers = 1
 			}
 		}
 		w := worker.New(c, q, opts)
