@@ -150,6 +150,7 @@ func TestSessionSurvivesKilledWorker(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(lethetest.Root(), "testdata", "history", name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		recordFirstChild(t, shape, "battery-uninterrupted")
 	}
 	replay(t, "battery-uninterrupted", base.history)
 
@@ -227,4 +228,29 @@ func checkPayloads(t *testing.T, h *historypb.History) {
 		}
 	}
 	t.Logf("largest history event: %d bytes of %d events", largest, len(h.Events))
+}
+
+// recordFirstChild writes the history of the session's first research run
+// next to the session's, so that the WebResearch workflow's shape is
+// replayed too; its file name has the child id with "/" turned into "_"
+// (WebResearch never reads its own id).
+func recordFirstChild(t *testing.T, shape, id string) {
+	t.Helper()
+	c := dial(t)
+	for _, e := range history(t, c, id, "").Events {
+		a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
+		if a == nil {
+			continue
+		}
+		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(history(t, c, a.GetWorkflowId(), ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := shape + "--" + strings.ReplaceAll(a.GetWorkflowId(), "/", "_") + ".json"
+		if err := os.WriteFile(filepath.Join(lethetest.Root(), "testdata", "history", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatalf("session %s started no research run", id)
 }

@@ -29,6 +29,24 @@ if [ -z "${LETHE_LLM_BASE_URL:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
   export LETHE_BUDGET_MAX_ITERATIONS=${LETHE_BUDGET_MAX_ITERATIONS:-6}
 fi
 
+# Search providers (docs/providers.md): unless chosen (LETHE_RESEARCH_PROVIDERS
+# or a config file), a machine that reaches Wikipedia searches the web first
+# (SearXNG and keyed providers when configured, then the keyless Wikipedia
+# and arXiv) with the corpus as the last fallback; offline, the corpus alone.
+if [ -z "${LETHE_RESEARCH_PROVIDERS:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
+  chain=""
+  if curl -fsS --max-time 4 -o /dev/null "https://en.wikipedia.org/w/api.php?action=query&meta=siteinfo&format=json" 2>/dev/null; then
+    [ -n "${LETHE_RESEARCH_SEARXNG_URL:-}" ] && chain="searxng,"
+    [ -n "${LETHE_RESEARCH_TAVILY_API_KEY:-}" ] && chain="${chain}tavily,"
+    [ -n "${LETHE_RESEARCH_BRAVE_API_KEY:-}" ] && chain="${chain}brave,"
+    chain="${chain}wikipedia,arxiv,"
+  elif [ -n "${LETHE_RESEARCH_SEARXNG_URL:-}" ]; then
+    chain="searxng," # a SearXNG on this network may still answer
+  fi
+  export LETHE_RESEARCH_PROVIDERS="${chain}corpus"
+  echo "search providers: $LETHE_RESEARCH_PROVIDERS (set LETHE_RESEARCH_PROVIDERS to choose)" >&2
+fi
+
 # model_of URL KEY: the model a server names first in GET URL/v1/models.
 model_of() {
   local auth=()
