@@ -25,7 +25,7 @@ import (
 func main() {
 	file := flag.String("config", "", "YAML config file (default $LETHE_CONFIG)")
 	level := flag.String("log-level", "info", "debug, info, warn or error")
-	queues := flag.String("queues", "", "comma-separated task queues to poll (default: all configured: task_queue, llm_queue, research_queue)")
+	queues := flag.String("queues", "", "comma-separated task queues to poll (default: all configured: task_queue, llm_queue, research_queue and the search queues <task_queue>-search-<provider>)")
 	flag.Parse()
 	if err := run(*file, *level, *queues); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
