@@ -43,7 +43,9 @@ if [ -z "${LETHE_RESEARCH_PROVIDERS:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
   elif [ -n "${LETHE_RESEARCH_SEARXNG_URL:-}" ]; then
     chain="searxng," # a SearXNG on this network may still answer
   fi
-  export LETHE_RESEARCH_PROVIDERS="${chain}corpus"
+  [ -n "$LETHE_RESEARCH_CORPUS_DIR" ] && chain="${chain}corpus,"
+  chain=${chain%,}
+  export LETHE_RESEARCH_PROVIDERS="${chain:-none}"
   echo "search providers: $LETHE_RESEARCH_PROVIDERS (set LETHE_RESEARCH_PROVIDERS to choose)" >&2
 fi
 
