@@ -139,11 +139,20 @@ func (e *SearchError) Error() string {
 	if name == "" {
 		name = SearXNGProviderName
 	}
-	if e.Status != 0 {
-		return fmt.Sprintf("research: %s: HTTP %d: %s", name, e.Status, e.Msg)
+	// Msg may come from the provider's answer: bounded before it reaches
+	// logs and the activity failure in history.
+	msg := e.Msg
+	if r := []rune(msg); len(r) > maxSearchErrorChars {
+		msg = string(r[:maxSearchErrorChars]) + "…"
 	}
-	return fmt.Sprintf("research: %s: %s", name, e.Msg)
+	if e.Status != 0 {
+		return fmt.Sprintf("research: %s: HTTP %d: %s", name, e.Status, msg)
+	}
+	return fmt.Sprintf("research: %s: %s", name, msg)
 }
+
+// maxSearchErrorChars bounds the provider-controlled part of an error.
+const maxSearchErrorChars = 300
 
 // RateLimited reports whether the provider refused the request for its
 // rate limit (HTTP 429 or the provider's own rate-limit answer).

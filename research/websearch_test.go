@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -216,6 +217,20 @@ func checkRequest(t *testing.T, provider string, f *providerFixture) {
 		if r.Header.Get("X-Subscription-Token") != testKey || q.Get("q") == "" || q.Get("count") != "10" {
 			t.Errorf("brave request %s %v", r.URL, r.Header)
 		}
+	}
+}
+
+func TestSearchErrorIsBounded(t *testing.T) {
+	huge := `{"detail":{"error":"` + strings.Repeat("x", 1<<20) + `"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, huge)
+	}))
+	t.Cleanup(srv.Close)
+	p := newProvider(t, TavilyProviderName, srv.URL)
+	_, err := p.Search(context.Background(), "q", 5)
+	if err == nil || len(err.Error()) > 400 {
+		t.Fatalf("error of %d bytes, want a bounded one", len(fmt.Sprint(err)))
 	}
 }
 
