@@ -51,6 +51,10 @@ type SimilarParams struct {
 	Probes int
 	// NLIBatch is the number of pairs per Classify call (0 = 64).
 	NLIBatch int
+	// MaxClassify bounds the pairs sent to the classifier in one sync,
+	// strongest edges first, so that a sync after a large ingest stays
+	// bounded; the rest wait for later syncs (0 = no bound).
+	MaxClassify int
 	// Refine is how labelled edges move evidence strengths (the session's
 	// algebra.corroboration_boost and algebra.contradiction_penalty); nil
 	// means DefaultRefinement.
@@ -94,6 +98,13 @@ const (
 // nothing.
 const StrengthBaseBlob = "graph/similar/strength-base"
 
+// NLILabelBlob is the blob key of a session's NLI label cache: the label of
+// every pair ever classified, keyed by the two content hashes (PairKey), so
+// that no pair is paid for twice, whether its edge was dropped by the
+// degree cap and came back, or the activity was retried after a crash
+// mid-sync (the cache is written after every batch).
+const NLILabelBlob = "graph/similar/nli-labels"
+
 // SimilarStats says what a sync did.
 type SimilarStats struct {
 	Evidence   int    // evidence items with an embedding
@@ -102,6 +113,8 @@ type SimilarStats struct {
 	Edges      int    // SIMILAR_TO edges after the sync
 	Classified int    // pairs sent to the NLI classifier
 	Reused     int    // labels kept from the previous sync (same pair)
+	Cached     int    // labels found in the label cache (NLILabelBlob)
+	Deferred   int    // unlabelled pairs left for a later sync (MaxClassify)
 	NLIError   string // classification failed: edges were kept without new labels
 	Refined    int    // evidence strengths changed by refinement
 }
@@ -114,8 +127,10 @@ type SimilarStats struct {
 //     share a cluster among their Probes nearest centroids; keep pairs with
 //     cosine >= Threshold, at most MaxPerNode per item (strongest first).
 //  2. classify (nli != nil): label the pairs that have no label from a
-//     previous sync. A classifier error is not fatal: the edges are committed
-//     without the new labels and SimilarStats.NLIError says why.
+//     previous sync, from the label cache when the pair was classified
+//     before, else by the classifier, strongest edges first and at most
+//     MaxClassify of them. A classifier error is not fatal: the edges are
+//     committed without the new labels and SimilarStats.NLIError says why.
 //  3. commit: ReplaceSimilar over all the session's evidence.
 //  4. refine: strength = base strength, boosted for entailment by items of a
 //     different source (host), lowered for contradiction, clamped to [0,1]
@@ -142,7 +157,7 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 
 	// Phase 2: classify.
 	if nli != nil && len(todo) > 0 {
-		if err := classifySimilar(ctx, nli, evs, out, todo, p.NLIBatch, &st); err != nil {
+		if err := labelSimilar(ctx, s, sessionID, nli, evs, out, todo, p, &st); err != nil {
 			return st, err
 		}
 	}
@@ -206,12 +221,96 @@ func reuseLabels(evs []Evidence, items unit, edges []candidate, old []Edge, st *
 	return out, todo
 }
 
-// classifySimilar is phase 2 of SyncSimilar: it labels out[todo] in batches.
-// A classifier failure stops labelling but is not an error, because
-// unlabelled edges are still useful and a later sync retries them; only a
-// cancelled context is, since the caller is going away.
-func classifySimilar(ctx context.Context, nli NLIClassifier, evs []Evidence, out []Edge, todo []int, batch int, st *SimilarStats) error {
+// labelSimilar is phase 2 of SyncSimilar: cached labels first, then the
+// classifier on at most p.MaxClassify of the remaining pairs, the cache
+// saved after every batch.
+func labelSimilar(ctx context.Context, s Store, sessionID string, nli NLIClassifier, evs []Evidence, out []Edge, todo []int, p SimilarParams, st *SimilarStats) error {
+	cache, err := loadLabelCache(ctx, s, sessionID)
+	if err != nil {
+		return fmt.Errorf("graph: sync similar: %w", err)
+	}
 	byID := evidenceByID(evs)
+	todo = applyCachedLabels(out, todo, byID, cache, st)
+	todo, st.Deferred = selectForNLI(out, todo, p.MaxClassify)
+	save := func() error {
+		data, err := json.Marshal(cache) // sorted keys: deterministic bytes
+		if err != nil {
+			return err
+		}
+		return s.PutBlob(ctx, sessionID, NLILabelBlob, data)
+	}
+	return classifySimilar(ctx, nli, byID, out, todo, p.NLIBatch, cache, save, st)
+}
+
+// loadLabelCache reads the session's NLI label cache; none yet is empty.
+func loadLabelCache(ctx context.Context, s Store, sessionID string) (map[string]string, error) {
+	cache := map[string]string{}
+	raw, err := s.GetBlob(ctx, sessionID, NLILabelBlob)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", NLILabelBlob, err)
+	default:
+		if err := json.Unmarshal(raw, &cache); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", NLILabelBlob, err)
+		}
+	}
+	return cache, nil
+}
+
+// PairKey is the label-cache key of two evidence items: their content
+// hashes (ids when a hash is missing), in sorted order. A label depends
+// only on the two texts, which the hashes name.
+func PairKey(a, b Evidence) string {
+	ka, kb := a.ContentHash, b.ContentHash
+	if ka == "" || kb == "" {
+		ka, kb = a.ID, b.ID
+	}
+	if ka > kb {
+		ka, kb = kb, ka
+	}
+	return ka + "|" + kb
+}
+
+// applyCachedLabels labels out[todo] from the cache and returns the
+// indexes still without a label.
+func applyCachedLabels(out []Edge, todo []int, byID map[string]*Evidence, cache map[string]string, st *SimilarStats) []int {
+	var rest []int
+	for _, ei := range todo {
+		a, b := byID[out[ei].From], byID[out[ei].To]
+		if a != nil && b != nil {
+			if l := normalizeLabel(cache[PairKey(*a, *b)]); l != "" {
+				out[ei].Label = l
+				st.Cached++
+				continue
+			}
+		}
+		rest = append(rest, ei)
+	}
+	return rest
+}
+
+// selectForNLI orders the unlabelled edges strongest first (ties in pair
+// order) and keeps at most max of them (max ≤ 0: all); it returns the kept
+// indexes and how many were deferred. The strongest pairs come first
+// because they are the likeliest to corroborate or contradict and carry
+// the most weight in the refinement and in PPR.
+func selectForNLI(out []Edge, todo []int, max int) ([]int, int) {
+	sel := slices.Clone(todo)
+	slices.SortStableFunc(sel, func(a, b int) int { return cmp.Compare(out[b].Weight, out[a].Weight) })
+	if max <= 0 || len(sel) <= max {
+		return sel, 0
+	}
+	return sel[:max], len(sel) - max
+}
+
+// classifySimilar labels out[todo] in batches, recording each batch's
+// labels in the cache and saving it (save) before the next batch. A
+// classifier failure stops labelling but is not an error, because
+// unlabelled edges are still useful and a later sync retries them; only a
+// cancelled context or a failed save is, since then the caller is going
+// away or the store is failing.
+func classifySimilar(ctx context.Context, nli NLIClassifier, byID map[string]*Evidence, out []Edge, todo []int, batch int, cache map[string]string, save func() error, st *SimilarStats) error {
 	if batch <= 0 {
 		batch = 64
 	}
@@ -226,9 +325,16 @@ func classifySimilar(ctx context.Context, nli NLIClassifier, evs []Evidence, out
 			return nil
 		}
 		for k, ei := range chunk {
-			out[ei].Label = normalizeLabel(labels[k])
+			l := normalizeLabel(labels[k])
+			out[ei].Label = l
+			if l != "" {
+				cache[PairKey(*byID[out[ei].From], *byID[out[ei].To])] = l
+			}
 		}
 		st.Classified += len(chunk)
+		if err := save(); err != nil {
+			return fmt.Errorf("graph: sync similar: save labels: %w", err)
+		}
 	}
 	return nil
 }
@@ -238,6 +344,7 @@ func classifySimilar(ctx context.Context, nli NLIClassifier, evs []Evidence, out
 func classifyChunk(ctx context.Context, nli NLIClassifier, byID map[string]*Evidence, out []Edge, chunk []int) ([]string, error) {
 	pairs := make([]TextPair, len(chunk))
 	for k, ei := range chunk {
+		// Both endpoints are evidence of evs: prepareSimilar built the edges from it.
 		pairs[k] = TextPair{Premise: byID[out[ei].From].Content, Hypothesis: byID[out[ei].To].Content}
 	}
 	labels, err := nli.Classify(ctx, pairs)
@@ -258,9 +365,9 @@ func evidenceByID(evs []Evidence) map[string]*Evidence {
 
 func normalizeLabel(l string) string {
 	switch strings.ToLower(strings.TrimSpace(l)) {
-	case LabelEntailment, "entails", "entailed":
+	case LabelEntailment, "entails", "entailed", "supports":
 		return LabelEntailment
-	case LabelContradiction, "contradicts", "contradicted":
+	case LabelContradiction, "contradicts", "contradicted", "contradict":
 		return LabelContradiction
 	case LabelNeutral:
 		return LabelNeutral

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Similar/ReplaceSimilarScope", testReplaceSimilar},
 		{"Similar/SyncEdgesAndStrengths", testSyncSimilar},
 		{"Similar/SyncDegreeCapAndNLIFailure", testSyncCapAndFailure},
+		{"Similar/NLILabelCache", testSyncLabelCache},
 		{"Similar/SyncPrefilterRecall", testSyncPrefilter},
 		{"Blobs", testBlobs},
 		{"Ordering/TasksEvidenceEdges", testOrdering},
@@ -1269,6 +1270,92 @@ func testSyncCapAndFailure(t *testing.T, s graph.Store) {
 	if _, err := graph.SyncSimilar(ctx, s, sid, graph.SimilarParams{}, nli); err == nil {
 		t.Fatal("zero threshold accepted")
 	}
+}
+
+// cancelAfter is a classifier that answers like fakeNLI for n calls, then
+// cancels its context and fails: a worker killed in the middle of a sync.
+type cancelAfter struct {
+	fakeNLI
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Classify(ctx context.Context, pairs []graph.TextPair) ([]string, error) {
+	if c.calls >= c.n {
+		c.calls++
+		c.cancel()
+		return nil, ctx.Err()
+	}
+	return c.fakeNLI.Classify(ctx, pairs)
+}
+
+// testSyncLabelCache: MaxClassify bounds a sync's classifier work
+// (strongest pairs first, the rest deferred); labels live in the label
+// cache keyed by content hashes, so a sync cut short after one batch and
+// retried pays only for the rest, and an edge that disappears and comes
+// back is not classified again.
+func testSyncLabelCache(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	addEv(t, s, sid, "k",
+		graph.Evidence{Content: "agree: a0", SourceURL: "https://a.example", Strength: 0.5, Embedding: Unit(2)},
+		graph.Evidence{Content: "agree: a1", SourceURL: "https://b.example", Strength: 0.5, Embedding: Blend(2, 3, 0.99)},
+		graph.Evidence{Content: "contra: b0", SourceURL: "https://c.example", Strength: 0.5, Embedding: Unit(5)},
+		graph.Evidence{Content: "b1", SourceURL: "https://d.example", Strength: 0.5, Embedding: Blend(5, 6, 0.95)},
+		graph.Evidence{Content: "c0", SourceURL: "https://e.example", Strength: 0.5, Embedding: Unit(8)},
+		graph.Evidence{Content: "c1", SourceURL: "https://f.example", Strength: 0.5, Embedding: Blend(8, 9, 0.90)},
+	)
+	p := graph.SimilarParams{Threshold: 0.8, MaxPerNode: 8, NLIBatch: 1, MaxClassify: 2}
+
+	// Killed after the first batch: the sync fails, one label is cached.
+	cctx, cancel := context.WithCancel(ctx)
+	killed := &cancelAfter{n: 1, cancel: cancel}
+	if _, err := graph.SyncSimilar(cctx, s, sid, p, killed); err == nil {
+		t.Fatal("a sync whose context was cancelled mid-classification returned no error")
+	}
+	eq(t, "pairs classified before the kill", killed.pairs, 1)
+
+	// The retry takes the cached label and classifies one more (the bound).
+	p.MaxClassify = 1
+	nli := &fakeNLI{}
+	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Edges != 3 || st.Cached != 1 || st.Classified != 1 || st.Deferred != 1 || nli.pairs != 1 {
+		t.Fatalf("retry = %+v (classifier saw %d pairs), want 1 cached, 1 classified, 1 deferred", st, nli.pairs)
+	}
+	labelOf := func() map[float64]string {
+		m := map[float64]string{}
+		for _, e := range edges(t, s, sid, graph.SimilarTo) {
+			m[math.Round(e.Weight*100)/100] = e.Label
+		}
+		return m
+	}
+	// Strongest first: the 0.99 and 0.95 pairs are labelled, 0.90 waits.
+	got := labelOf()
+	eq(t, "label of the 0.99 pair", got[0.99], graph.LabelEntailment)
+	eq(t, "label of the 0.95 pair", got[0.95], graph.LabelContradiction)
+	eq(t, "label of the deferred 0.90 pair", got[0.90], "")
+
+	// The next sync labels the deferred pair only.
+	st, err = graph.SyncSimilar(ctx, s, sid, p, nli)
+	if err != nil || st.Classified != 1 || st.Reused != 2 || st.Deferred != 0 {
+		t.Fatalf("third sync = %+v, %v", st, err)
+	}
+
+	// Edges dropped (a stricter threshold) and restored: labels come back
+	// from the cache, nothing is classified again.
+	if _, err := graph.SyncSimilar(ctx, s, sid, graph.SimilarParams{Threshold: 0.999}, nli); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "edges at 0.999", len(edges(t, s, sid, graph.SimilarTo)), 0)
+	before := nli.pairs
+	st, err = graph.SyncSimilar(ctx, s, sid, p, nli)
+	if err != nil || st.Cached != 3 || st.Classified != 0 || nli.pairs != before {
+		t.Fatalf("restored sync = %+v, %v (classifier saw %d more pairs)", st, err, nli.pairs-before)
+	}
+	eq(t, "restored label", labelOf()[0.90], graph.LabelNeutral)
 }
 
 // testSyncPrefilter checks the centroid pre-filter against exhaustive
