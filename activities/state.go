@@ -111,13 +111,32 @@ func (a *Activities) SetStatus(ctx context.Context, in StatusInput) error {
 }
 
 // SyncSimilar refreshes SIMILAR_TO edges so that PPR can traverse links
-// between evidence ingested in the previous iteration.
+// between evidence ingested in the previous iteration, and, with NLI on,
+// labels new pairs with the chat model (docs/nli.md). A model outage during
+// labelling is returned after the edges are committed (the labels gained so
+// far are cached), so the workflow waits it out and the retry asks only for
+// the rest; an unusable answer is logged and its pairs wait for a later sync.
 func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (SyncSimilarResult, error) {
-	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graphParams(in.Similar), nil)
+	nli := a.classifier(in.Similar)
+	var classifier graph.NLIClassifier
+	if nli != nil {
+		classifier = nli
+	}
+	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graphParams(in.Similar), classifier)
 	if err != nil {
 		return SyncSimilarResult{}, fmt.Errorf("sync similar: %w", err)
 	}
-	return SyncSimilarResult{Edges: st.Edges, Compared: st.Compared}, nil
+	res := SyncSimilarResult{Edges: st.Edges, Compared: st.Compared, Classified: st.Classified, Cached: st.Cached, Deferred: st.Deferred, NLIError: st.NLIError}
+	if nli == nil {
+		return res, nil
+	}
+	logger(ctx, in.SessionID).Info("SIMILAR_TO labelled", "iteration", in.Iteration, "edges", st.Edges, "classified", st.Classified,
+		"reused", st.Reused, "cached", st.Cached, "deferred", st.Deferred, "refined", st.Refined, "calls", nli.calls,
+		"prompt_tokens", nli.prompt, "completion_tokens", nli.completed, "nli_error", st.NLIError)
+	if nli.outage != nil {
+		return res, fmt.Errorf("sync similar: label pairs: %w", nli.outage)
+	}
+	return res, nil
 }
 
 // Focus is steps 3b-5 of an iteration in one activity: the selected task

@@ -70,6 +70,12 @@ type (
 // SimilarOf is contract.SimilarOf.
 func SimilarOf(c config.Algebra) SimilarParams { return contract.SimilarOf(c) }
 
+// NLIParams is contract.NLIParams.
+type NLIParams = contract.NLIParams
+
+// SimilarFor is contract.SimilarFor.
+func SimilarFor(c config.Config) SimilarParams { return contract.SimilarFor(c) }
+
 // IngestParamsOf is contract.IngestParamsOf.
 func IngestParamsOf(c config.Config) IngestParams { return contract.IngestParamsOf(c) }
 
@@ -81,5 +87,9 @@ func StrengthOf(r config.Research) contract.StrengthParams { return contract.Str
 // refinement in graph too).
 func graphParams(p SimilarParams) graph.SimilarParams {
 	p = orDefault(p, SimilarOf(config.Defaults().Algebra))
-	return graph.SimilarParams{Threshold: p.Threshold, MaxPerNode: p.MaxPerNode, Refine: p.Refine}
+	gp := graph.SimilarParams{Threshold: p.Threshold, MaxPerNode: p.MaxPerNode, Refine: p.Refine}
+	if p.NLI != nil {
+		gp.NLIBatch, gp.MaxClassify = p.NLI.Batch, p.NLI.MaxPairs
+	}
+	return gp
 }

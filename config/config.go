@@ -122,6 +122,10 @@ type Algebra struct {
 	TaskDedupThreshold float64 `mapstructure:"task_dedup_threshold" json:"task_dedup_threshold"`
 	SimilarThreshold   float64 `mapstructure:"similar_threshold" json:"similar_threshold"`
 	SimilarMaxPerNode  int     `mapstructure:"similar_max_per_node" json:"similar_max_per_node"`
+	SimilarNLI         bool    `mapstructure:"similar_nli" json:"similar_nli"`
+	SimilarNLIBatch    int     `mapstructure:"similar_nli_batch" json:"similar_nli_batch"`
+	SimilarNLIMaxPairs int     `mapstructure:"similar_nli_max_pairs" json:"similar_nli_max_pairs"`
+	SimilarNLIChars    int     `mapstructure:"similar_nli_chars" json:"similar_nli_chars"`
 	PlateauTol         float64 `mapstructure:"plateau_tol" json:"plateau_tol"`
 	AgentWeightGA      float64 `mapstructure:"agent_weight_ga" json:"agent_weight_ga"`
 	AgentWeightTemp    float64 `mapstructure:"agent_weight_temporal" json:"agent_weight_temporal"`

@@ -109,6 +109,21 @@ type SimilarParams struct {
 	Threshold  float64     `json:"threshold"`
 	MaxPerNode int         `json:"max_per_node"`
 	Refine     *Refinement `json:"refine,omitempty"`
+	// NLI labels new pairs with the chat model (algebra.similar_nli); nil
+	// is no classifier (the parameter off, or older workflow code).
+	NLI *NLIParams `json:"nli,omitempty"`
+}
+
+// NLIParams are the session's NLI parameters (algebra.similar_nli_*): the
+// SIMILAR_TO sync labels new pairs with the chat model when they are set.
+// Schema and SchemaLoose are llm.json_schema and llm.json_schema_loose, as
+// for Reason.
+type NLIParams struct {
+	Batch       int  `json:"batch"`
+	MaxPairs    int  `json:"max_pairs"`
+	Chars       int  `json:"chars"`
+	Schema      bool `json:"schema,omitempty"`
+	SchemaLoose bool `json:"schema_loose,omitempty"`
 }
 
 // SimilarOf is the SIMILAR_TO part of a session's config.
@@ -117,10 +132,27 @@ func SimilarOf(c Algebra) SimilarParams {
 		Refine: &Refinement{Boost: c.CorroborationBoost, Penalty: c.ContradictionPen}}
 }
 
+// SimilarFor is SimilarOf with the NLI parameters when algebra.similar_nli
+// is on (nil otherwise: no classifier).
+func SimilarFor(c Config) SimilarParams {
+	p := SimilarOf(c.Algebra)
+	if c.Algebra.SimilarNLI {
+		p.NLI = &NLIParams{Batch: c.Algebra.SimilarNLIBatch, MaxPairs: c.Algebra.SimilarNLIMaxPairs, Chars: c.Algebra.SimilarNLIChars,
+			Schema: c.LLM.JSONSchema, SchemaLoose: c.LLM.JSONSchemaLoose}
+	}
+	return p
+}
+
 // SyncSimilarResult counts what the sync did.
 type SyncSimilarResult struct {
 	Edges    int `json:"edges"`
 	Compared int `json:"compared"`
+	// NLI: pairs classified now, labels taken from the cache, pairs left
+	// for later syncs, and why classification stopped (empty: it did not).
+	Classified int    `json:"classified,omitempty"`
+	Cached     int    `json:"cached,omitempty"`
+	Deferred   int    `json:"deferred,omitempty"`
+	NLIError   string `json:"nli_error,omitempty"`
 }
 
 // FocusInput marks the selected task ACTIVE, syncs SIMILAR_TO and expands

@@ -138,9 +138,9 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (contract.Ex
 	gctx := graphCtx(ctx, s.cfg)
 	var ex contract.ExpandResult
 	if workflow.GetVersion(ctx, changeFocus, workflow.DefaultVersion, 1) == 1 {
-		in := contract.FocusInput{SessionID: s.id, Iteration: iter, Task: sel, Similar: contract.SimilarOf(s.cfg.Algebra),
+		in := contract.FocusInput{SessionID: s.id, Iteration: iter, Task: sel, Similar: contract.SimilarFor(s.cfg),
 			Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), acts.Focus, in, &ex); err != nil {
+		if err := s.exec(ctx, summarized(focusCtx(ctx, s.cfg), "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context)", iter, sel), acts.Focus, in, &ex); err != nil {
 			return ex, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
 		}
 		return ex, nil

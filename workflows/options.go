@@ -45,6 +45,28 @@ func graphCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
 	})
 }
 
+// focusCtx is graphCtx for Focus, whose SIMILAR_TO sync makes up to
+// ⌈similar_nli_max_pairs / similar_nli_batch⌉ chat calls when NLI is on,
+// each bounded by llm.timeout (with no bound on pairs, as many as one
+// iteration's evidence needs, capped here at 16 calls). Only the timeout
+// differs; replay does not compare activity options.
+func focusCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
+	a := cfg.Algebra
+	if !a.SimilarNLI {
+		return graphCtx(ctx, cfg)
+	}
+	calls := 16
+	if a.SimilarNLIMaxPairs > 0 && a.SimilarNLIBatch > 0 {
+		calls = min(calls, (a.SimilarNLIMaxPairs+a.SimilarNLIBatch-1)/a.SimilarNLIBatch)
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           cfg.Temporal.TaskQueue,
+		StartToCloseTimeout: cfg.Temporal.ActivityTimeout + time.Duration(calls)*cfg.LLM.Timeout,
+		HeartbeatTimeout:    heartbeat(cfg),
+		RetryPolicy:         retry(20),
+	})
+}
+
 // probeCtx runs the bootstrap health probe once: an unreachable service is
 // a clear, immediate failure rather than a retry storm.
 func probeCtx(ctx workflow.Context, cfg contract.Config) workflow.Context {
