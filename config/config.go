@@ -28,6 +28,13 @@ type Config struct {
 	Temporal  Temporal  `mapstructure:"temporal" json:"temporal"`
 	Control   Control   `mapstructure:"control" json:"control"`
 	Telemetry Telemetry `mapstructure:"telemetry" json:"telemetry"`
+	Loop      Loop      `mapstructure:"loop" json:"loop"`
+}
+
+// Loop holds the agent loop's guards where the seeds are silent
+// (docs/loop-semantics.md).
+type Loop struct {
+	NoopLimit int `mapstructure:"noop_limit" json:"noop_limit"`
 }
 
 type Control struct {

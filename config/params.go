@@ -53,6 +53,9 @@ var params = []Param{
 	p("budget.psi_resource_center", Float, 0.95, 0, 1, "resource progress at which resource urgency is one half (seed: soft_gate(resource_progress, 0.95, T=12))"),
 	p("budget.psi_resource_temperature", Float, 12.0, 0.1, 100, "soft-gate temperature of resource urgency (seed: T=12)"),
 
+	// agent loop guards (docs/loop-semantics.md)
+	p("loop.noop_limit", Int, 2, 0, 1000, "consecutive iterations whose answer changed nothing before the session stops with no_progress: one warned retry, then stop (0 = warn and rotate only)"),
+
 	// thinking budget (seed 000 step 7)
 	p("thinking.min_tokens", Int, 6144, 0, 1000000, "late, pressured iterations: terse synthesis"),
 	p("thinking.max_tokens", Int, 12288, 0, 1000000, "early, novel iterations: room to reason"),

@@ -38,6 +38,10 @@ const (
 	// StopTokenBudget: the next iteration could have crossed
 	// budget.max_tokens less the assembly reserve.
 	StopTokenBudget = "token_budget"
+	// StopNoProgress: loop.noop_limit iterations in a row whose answers
+	// changed nothing (docs/loop-semantics.md); the session assembles what
+	// it has.
+	StopNoProgress = "no_progress"
 )
 
 // SessionInput starts a session. Only Goal is required: a session started
@@ -103,6 +107,10 @@ type SessionState struct {
 	// IterTokens is what the last iteration spent: the estimate of the
 	// next one that the token budget checks before it starts.
 	IterTokens int `json:"iter_tokens,omitempty"`
+	// NoOps counts the iterations in a row whose answer changed nothing
+	// (workflows.changedNothing); NoOpTask is the task of the last one.
+	NoOps    int    `json:"no_ops,omitempty"`
+	NoOpTask string `json:"no_op_task,omitempty"`
 }
 
 // TokensUsed is what budget.max_tokens limits: chat tokens of every call
@@ -128,6 +136,8 @@ type Stats struct {
 	WebSearches    int `json:"web_searches"`
 	DuplicateCalls int `json:"duplicate_calls"`
 	NewEvidence    int `json:"new_evidence"`
+	// NoOpIterations counts iterations whose applied answer changed nothing.
+	NoOpIterations int `json:"noop_iterations,omitempty"`
 	// LLMLatencyMS sums the latency of every chat call, reasoning and
 	// composition; the parts of an assembly run in parallel, so the sum can
 	// exceed their wall time.

@@ -304,6 +304,11 @@ const (
 // ZeroYieldHint is the warn line shown after searches that found nothing new.
 const ZeroYieldHint = "recent searches found nothing new: try different queries or synthesize what you have"
 
+// NoProgressHint is the warn line shown after an answer that changed
+// nothing (a lone continue, say): it names the operations that move the
+// research forward.
+const NoProgressHint = "your last answer changed nothing: continue alone does no work. Make progress with create (split the task into subtasks), call web_search, evidence, complete (with the answer you can give now) or fail (a dead end)"
+
 // UnresearchedHint is the warn line shown while the task in focus has no
 // evidence and no search has come back empty.
 const UnresearchedHint = "your task has no evidence yet: look it up with web_search before you complete it"

@@ -122,10 +122,10 @@ func TestRealModelSession(t *testing.T) {
 	t.Logf("report (%d bytes):\n%s", len(res.Report), realClip(res.Report, 6000))
 
 	switch res.StopReason {
-	case workflows.StopRootDone, workflows.StopConverged, workflows.StopNoReadyTasks, workflows.StopMaxIterations:
+	case workflows.StopRootDone, workflows.StopConverged, workflows.StopNoReadyTasks, workflows.StopMaxIterations, workflows.StopNoProgress:
 	default:
 		w.dumpLog(t)
-		t.Errorf("stop reason %q: want root_done, converged, no_ready_tasks or max_iterations", res.StopReason)
+		t.Errorf("stop reason %q: want root_done, converged, no_ready_tasks, max_iterations or no_progress", res.StopReason)
 	}
 	if res.Iterations < 1 || res.Iterations > realModelIterations {
 		t.Errorf("%d iterations, budget %d", res.Iterations, realModelIterations)

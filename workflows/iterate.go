@@ -25,6 +25,8 @@ func (s *session) checkTermination(ctx workflow.Context) string {
 		return StopRequested
 	case st.ModelGaveUp:
 		return StopModelUnavailable
+	case s.cfg.Loop.NoopLimit > 0 && st.NoOps >= s.cfg.Loop.NoopLimit:
+		return StopNoProgress
 	case st.Iteration >= st.MaxIterations(b.MaxIterations):
 		return StopMaxIterations
 	case tokenStop(st.TokensUsed(), st.IterTokens, b.MaxTokens, b.TokenReserve) &&
@@ -75,7 +77,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		return StopNoReadyTasks, nil
 	}
 
-	sel := s.selectTask(rs)
+	sel := s.selectTask(rotateAfterNoop(rs, s.st.NoOps, s.st.NoOpTask))
 	s.st.Current = sel
 	ex, err := s.focus(ctx, iter, sel)
 	if err != nil {
@@ -89,7 +91,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("iteration %d reason: %w", iter, err)
 	}
-	newEvidence, hadCalls := 0, false
+	newEvidence, hadCalls, searches := 0, false, s.st.Stats.WebSearches
 	if ok {
 		var out contract.ApplyOutput
 		in := contract.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
@@ -108,6 +110,9 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 			s.st.RootDone = out.RootDone
 			hadCalls = len(out.Calls) > 0
 			newEvidence += s.runCalls(ctx, iter, out.Calls)
+			if workflow.GetVersion(ctx, changeNoop, workflow.DefaultVersion, 1) == 1 {
+				s.noteProgress(iter, sel, changedNothing(ops, out.Result, s.st.Stats.WebSearches-searches))
+			}
 		}
 	}
 	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
@@ -155,6 +160,15 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (contract.Ex
 		return ex, fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	return ex, nil
+}
+
+// noteProgress counts a no-op iteration (or ends a run of them) and logs it.
+func (s *session) noteProgress(iter int, task string, noop bool) {
+	trackProgress(s.st, task, noop)
+	if noop {
+		s.st.Stats.NoOpIterations++
+		s.log.Warn("answer changed nothing", "iteration", iter, "task", task, "in_a_row", s.st.NoOps, "limit", s.cfg.Loop.NoopLimit)
+	}
 }
 
 // selectTask is step 3 on the session's state.

@@ -174,7 +174,10 @@ func TestSessionEndsByPsi(t *testing.T) {
 		{Name: "search", Match: []string{"^=GOAL"}, Reply: `{"ops":[{"op":"call","task":"root","tool":"web_search","args":{"query":"solid electrolyte dendrites interface degradation"}},{"op":"continue","task":"root"}]}`},
 		{Name: "compose", Match: []string{"^Goal: "}, Reply: "## Findings\n\nDendrites and interfaces [1]."},
 	}}
-	r := runSession(t, script, map[string]string{"budget.psi_threshold": "0.3", "budget.max_iterations": "30", "budget.min_iterations": "2"})
+	// Repeating a deduplicated query changes nothing: the no-op limit
+	// would stop this session first (TestNoOpIterations); off here, where
+	// the point is ψ.
+	r := runSession(t, script, map[string]string{"budget.psi_threshold": "0.3", "budget.max_iterations": "30", "budget.min_iterations": "2", "loop.noop_limit": "0"})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

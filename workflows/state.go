@@ -30,6 +30,7 @@ const (
 	StopModelUnavailable = contract.StopModelUnavailable
 	StopComposeFailed    = contract.StopComposeFailed
 	StopTokenBudget      = contract.StopTokenBudget
+	StopNoProgress       = contract.StopNoProgress
 )
 
 type (

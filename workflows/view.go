@@ -9,7 +9,11 @@ import (
 
 // view is step 7's view on the session's state.
 func (s *session) view(rs contract.ReadStateResult, sel string, packed []contract.Candidate) din.View {
-	return buildView(s.in.Goal, rs, sel, packed, s.st.ZeroYield, s.st.Guides)
+	v := buildView(s.in.Goal, rs, sel, packed, s.st.ZeroYield, s.st.Guides)
+	if s.st.NoOps > 0 { // the last answer changed nothing (changeNoop)
+		v.Warns = append(v.Warns, din.NoProgressHint)
+	}
+	return v
 }
 
 // buildView builds the DIN-Read view of step 7 from the task structure and
