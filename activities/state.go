@@ -268,6 +268,22 @@ func (a *Activities) candidates(cands []pprScored, sel string, goal []float64, m
 	return out
 }
 
+// newRows marks the evidence rows that are new for the novelty signal:
+// fetched content this iteration ingested (CreatedIter = iter). Content the
+// session already held and only linked to another task keeps its first
+// iteration and is not new; neither is what the model wrote itself (an
+// evidence op): the novelty is the research's, and the model restating
+// what it read is not unfamiliar territory. The workflow's count of new
+// evidence (ObserveInput.NewEvidence) includes both, and says nothing of
+// where the rows sit; it is not used.
+func newRows(ev []graph.Evidence, iter int) []bool {
+	out := make([]bool, len(ev))
+	for i, e := range ev {
+		out[i] = e.CreatedIter == iter && e.Kind != graph.KindLLM
+	}
+	return out
+}
+
 // Observe computes the iteration's raw signals (SVD warm-started from the
 // previous basis, GA, stability, residual, eigengap, novelty) and stores
 // the basis and gap direction for the next iteration. A retry returns the
@@ -299,6 +315,7 @@ func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation,
 		K: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), MinEvidence: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence),
 		Params: in.Signals, // nil (older workflow code): algebra's defaults, the parameters' defaults
 	}
+	sin.NewRows = newRows(ev, in.Iteration)
 	for _, e := range ev {
 		sin.Evidence = append(sin.Evidence, algebra.ToFloat64(e.Embedding))
 		sin.Strengths = append(sin.Strengths, e.Strength)

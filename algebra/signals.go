@@ -60,6 +60,11 @@ type SignalInputs struct {
 	PrevState   []float64
 	PrevSVD     SharedSVD
 	NewEvidence int
+	// NewRows, when set (one flag per Evidence row), marks the rows that are
+	// new since the previous computation, wherever they sit; it overrides
+	// NewEvidence. The caller decides what counts as new (Observe: evidence
+	// ingested this iteration, not model-written, not merely linked).
+	NewRows     []bool
 	K           int
 	MinEvidence int
 	Seed        uint64
@@ -160,12 +165,12 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 		d = len(in.Evidence[0])
 	}
 	p := in.params()
-	ev, strengths, nNew := signalRows(in, d)
+	ev, strengths, isNew := signalRows(in, d)
 	o := SignalObservation{NEvidence: len(ev)}
 	o.spectralStage(in, ev, d, K, minEv)
 	norms := o.alignmentStage(in, ev, strengths, d, p)
-	o.temporalStage(in, ev, nNew, d, p)
-	o.noveltyStage(ev, norms, nNew, d, p.NoveltyDistanceWeight)
+	o.temporalStage(in, ev, countTrue(isNew), d, p)
+	o.noveltyStage(ev, norms, isNew, d, p.NoveltyDistanceWeight)
 	return o
 }
 
@@ -174,7 +179,7 @@ func ComputeIterationSignals(in SignalInputs) SignalObservation {
 // new. Rows of another dimension are dropped rather than rejected, so one
 // stray embedding cannot stop a session's signals; counting new rows after
 // the filter keeps prior_conf consistent with the rows actually used.
-func signalRows(in SignalInputs, d int) (ev [][]float64, strengths []float64, nNew int) {
+func signalRows(in SignalInputs, d int) (ev [][]float64, strengths []float64, isNew []bool) {
 	ev = make([][]float64, 0, len(in.Evidence))
 	newStart := len(in.Evidence) - max(in.NewEvidence, 0)
 	for i, r := range in.Evidence {
@@ -189,11 +194,24 @@ func signalRows(in SignalInputs, d int) (ev [][]float64, strengths []float64, nN
 			}
 			strengths = append(strengths, s)
 		}
-		if i >= newStart {
-			nNew++
+		if in.NewRows != nil {
+			isNew = append(isNew, i < len(in.NewRows) && in.NewRows[i])
+		} else {
+			isNew = append(isNew, i >= newStart)
 		}
 	}
-	return ev, strengths, nNew
+	return ev, strengths, isNew
+}
+
+// countTrue is the number of set flags.
+func countTrue(b []bool) int {
+	n := 0
+	for _, x := range b {
+		if x {
+			n++
+		}
+	}
+	return n
 }
 
 // spectralStage is stage 1. The previous SVD warm-starts this one only when
@@ -266,11 +284,22 @@ func (o *SignalObservation) temporalStage(in SignalInputs, ev [][]float64, nNew,
 }
 
 // noveltyStage is stage 4, w the subspace turn's share; without new rows
-// there is no information gain to measure (IG_new = 0).
-func (o *SignalObservation) noveltyStage(ev [][]float64, norms []float64, nNew, d int, w float64) {
+// there is no information gain to measure (IG_new = 0). The new rows are
+// compared against every other row, and in their own order against each
+// other, wherever they sit in ev (the rows are only re-sliced, not copied).
+func (o *SignalObservation) noveltyStage(ev [][]float64, norms []float64, isNew []bool, d int, w float64) {
 	var igNew float64
-	if nNew > 0 {
-		igNew = meanIGNormed(ev, norms, len(ev)-nNew, d)
+	if nNew := countTrue(isNew); nNew > 0 {
+		rows := make([][]float64, 0, len(ev))
+		rn := make([]float64, 0, len(ev))
+		for pass := 0; pass < 2; pass++ { // older rows first, then the new ones
+			for i := range ev {
+				if isNew[i] == (pass == 1) {
+					rows, rn = append(rows, ev[i]), append(rn, norms[i])
+				}
+			}
+		}
+		igNew = meanIGNormed(rows, rn, len(rows)-nNew, d)
 	}
 	o.Novelty = Clamp01(w*o.SubspaceDistance + (1-w)*igNew)
 }

@@ -141,3 +141,57 @@ func BenchmarkComputeIterationSignals(b *testing.B) {
 		ComputeIterationSignals(in)
 	}
 }
+
+// TestNewRowsMask: the NewRows mask marks the new rows wherever they sit.
+// A mask over the last k rows is NewEvidence = k exactly; a mask over
+// scattered rows is the same computation as with those rows moved last
+// (for the novelty's information gain); no mask flag is NewEvidence = 0.
+func TestNewRowsMask(t *testing.T) {
+	const n, d = 12, 16
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = refNormals(uint64(100+i), d)
+	}
+	goal := refNormals(7, d)
+	prev := ComputeIterationSignals(SignalInputs{Evidence: rows[:8], Goal: goal, K: 4, MinEvidence: 3, Seed: 1})
+	base := SignalInputs{Evidence: rows, Goal: goal, PrevState: prev.State, PrevSVD: prev.SVD, K: 4, MinEvidence: 3, Seed: 1}
+	mask := func(idx ...int) []bool {
+		m := make([]bool, n)
+		for _, i := range idx {
+			m[i] = true
+		}
+		return m
+	}
+	with := func(f func(*SignalInputs)) SignalObservation {
+		in := base
+		f(&in)
+		return ComputeIterationSignals(in)
+	}
+	// The IG part of novelty alone: distance weight 0.
+	p := DefaultSignalParams()
+	p.NoveltyDistanceWeight = 0
+	base.Params = &p
+
+	last := with(func(in *SignalInputs) { in.NewEvidence = 3 })
+	lastMask := with(func(in *SignalInputs) { in.NewRows = mask(9, 10, 11) })
+	if last.Novelty != lastMask.Novelty || last.StabilityConf != lastMask.StabilityConf {
+		t.Errorf("mask of the last 3 rows: novelty %v, conf %v; NewEvidence=3: %v, %v", lastMask.Novelty, lastMask.StabilityConf, last.Novelty, last.StabilityConf)
+	}
+	none := with(func(in *SignalInputs) { in.NewEvidence = 5; in.NewRows = mask() })
+	if none.Novelty != 0 {
+		t.Errorf("empty mask (overriding NewEvidence = 5): novelty %v, want 0", none.Novelty)
+	}
+	// Rows 2 and 5 new, the rest old: the IG is that of rows 2, 5 against
+	// the other ten, as if they were the last two.
+	scattered := with(func(in *SignalInputs) { in.NewRows = mask(2, 5) })
+	moved := append(append([][]float64{}, rows[:2]...), rows[3:5]...)
+	moved = append(moved, rows[6:]...)
+	moved = append(moved, rows[2], rows[5])
+	want := MeanInformationGain(moved[10:], moved[:10])
+	if math.Abs(scattered.Novelty-want) > 1e-6 {
+		t.Errorf("scattered mask: novelty %v, want MeanInformationGain of the two rows %v", scattered.Novelty, want)
+	}
+	if math.Abs(scattered.Novelty-last.Novelty) < 1e-9 {
+		t.Errorf("scattered and last rows give the same novelty %v: the mask is not used", scattered.Novelty)
+	}
+}

@@ -266,7 +266,7 @@ type ObserveInput struct {
 	SessionID   string `json:"session_id"`
 	Iteration   int    `json:"iteration"`
 	Task        string `json:"task"`
-	NewEvidence int    `json:"new_evidence"`
+	NewEvidence int    `json:"new_evidence"` // unused: Observe finds the new rows itself (activities.newRows)
 	SVDK        int    `json:"svd_k"`
 	MinEvidence int    `json:"min_evidence"`
 	// Signals are the session's signal parameters (attention, state
