@@ -190,8 +190,64 @@ func TestGapDirectionOrthogonalToBasis(t *testing.T) {
 			t.Errorf("gap·v_%d = %v, want 0", r, c)
 		}
 	}
-	if c := s.Coverage(gap); c > 1e-20 {
-		t.Errorf("Coverage(gap) = %v, want 0", c)
+	// The goal less its residual is its reconstruction: inside the affine
+	// hull of the evidence, fully covered.
+	r := s.residual(goal)
+	if math.Abs(Norm(r)*gap[0]-r[0]) > 1e-12 {
+		t.Errorf("gap is not the normalised residual")
+	}
+	rec := make([]float64, len(goal))
+	for i := range goal {
+		rec[i] = goal[i] - r[i]
+	}
+	if c := s.Coverage(rec); math.Abs(c-1) > 1e-12 {
+		t.Errorf("Coverage(reconstruction) = %v, want 1", c)
+	}
+	if c, want := s.Coverage(goal), 1-Dot(r, r)/Dot(goal, goal); math.Abs(c-want) > 1e-12 {
+		t.Errorf("Coverage(goal) = %v, want 1 − ‖r‖²/‖g‖² = %v", c, want)
+	}
+}
+
+// TestCoverageWithMean: the reconstruction adds the evidence mean back, so
+// what every evidence row shares counts as covered (the raw projection on
+// the centred basis called it uncovered).
+func TestCoverageWithMean(t *testing.T) {
+	s := SharedSVD{K: 2, Dim: 5, Sigma: []float64{4, 1}, Basis: []float64{
+		1, 0, 0, 0, 0,
+		0, 1, 0, 0, 0,
+	}, Mean: []float64{0, 0, 1, 0, 0}}
+	raw := s
+	raw.Mean = nil
+	tests := []struct {
+		v         []float64
+		want, raw float64
+	}{
+		{[]float64{0, 0, 1, 0, 0}, 1, 0},    // the mean itself
+		{[]float64{1, 0, 1, 0, 0}, 1, 0.5},  // mean + a basis direction
+		{[]float64{0, 0, 2, 0, 0}, 0.75, 0}, // twice the mean: residual (0,0,1,0,0)
+		{[]float64{0, 0, 0, 1, 0}, 0, 0},    // residual (0,0,−1,1,0): 2 > 1, clamped
+		{[]float64{1, 1, 0, 0, 0}, 0.5, 1},  // residual −μ: ‖μ‖²/‖v‖² = ½
+		{[]float64{0, 0, 0, 0, 0}, 0, 0},    // zero vector
+		{[]float64{1, 2}, 0, 0},             // dimension mismatch
+	}
+	for _, tc := range tests {
+		if got := s.Coverage(tc.v); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("Coverage(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+		if got := raw.Coverage(tc.v); math.Abs(got-tc.raw) > 1e-15 {
+			t.Errorf("raw Coverage(%v) = %v, want %v", tc.v, got, tc.raw)
+		}
+	}
+	gap := s.GapDirection([]float64{0, 0, 2, 0, 0})
+	for i, w := range []float64{0, 0, 1, 0, 0} {
+		if math.Abs(gap[i]-w) > 1e-15 {
+			t.Fatalf("GapDirection with mean = %v, want the residual direction (0,0,1,0,0)", gap)
+		}
+	}
+	// Fully reconstructed: the goal itself.
+	gap = s.GapDirection([]float64{3, 0, 1, 0, 0})
+	if math.Abs(Norm(gap)-1) > 1e-15 || math.Abs(gap[0]-3/math.Sqrt(10)) > 1e-15 {
+		t.Errorf("GapDirection(covered) = %v, want the normalised goal", gap)
 	}
 }
 
