@@ -31,7 +31,8 @@ func TestTokenBudgetOnTheServer(t *testing.T) {
 	defer w.stop(9)
 	c := dial(t)
 	cfg := lethetest.Config(t, srv.URL(), dir, map[string]string{"temporal.task_queue": queue,
-		"budget.max_tokens": fmt.Sprint(limit), "budget.max_iterations": "10", "budget.psi_threshold": "0.99"})
+		"budget.max_tokens": fmt.Sprint(limit), "budget.max_iterations": "10", "budget.psi_threshold": "0.99",
+		"loop.noop_limit": "0"}) // the repeated, deduplicated query changes nothing: no no-op stop here
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,

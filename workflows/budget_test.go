@@ -24,7 +24,10 @@ func searching() llmtest.Script {
 // limit and still writes a report. With no reserve left for assembly, the
 // report is extractive and the stop reason still says why.
 func TestTokenBudgetStopsTheLoop(t *testing.T) {
-	free := runSession(t, searching(), map[string]string{"budget.max_iterations": "6", "budget.psi_threshold": "0.99"})
+	// The repeated query is deduplicated after the first iteration, so the
+	// answers change nothing: the no-op stop (loop.noop_limit) is off here,
+	// where the point is the token budget.
+	free := runSession(t, searching(), map[string]string{"budget.max_iterations": "6", "budget.psi_threshold": "0.99", "loop.noop_limit": "0"})
 	if free.err != nil {
 		t.Fatal(free.err)
 	}
@@ -42,7 +45,7 @@ func TestTokenBudgetStopsTheLoop(t *testing.T) {
 		{"no reserve: assembly is extractive", "0", false, perIter*3 + perIter/2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := runSession(t, searching(), map[string]string{"budget.max_iterations": "6", "budget.psi_threshold": "0.99",
+			r := runSession(t, searching(), map[string]string{"budget.max_iterations": "6", "budget.psi_threshold": "0.99", "loop.noop_limit": "0",
 				"budget.max_tokens": strconv.Itoa(c.maxTokens), "budget.token_reserve": c.reserve})
 			if r.err != nil {
 				t.Fatal(r.err)
