@@ -114,7 +114,9 @@ def convert(d, out, f16):
     w.add_token_list(tokens)
     w.add_token_types(types)
     w.add_token_type_count(int(cfg.get("type_vocab_size", 1)))
-    gguf.SpecialVocab(d, n_vocab=len(tokens)).add_to_gguf(w, quiet=True)
+    # [CLS] is BOS for llama.cpp's BERT; GGUF has no key of its own for "cls".
+    special = gguf.SpecialVocab(d, n_vocab=len(tokens), special_token_types=("bos", "eos", "unk", "sep", "pad", "mask"))
+    special.add_to_gguf(w, quiet=True)
 
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, n_layers)
     tensors = load_file(os.path.join(d, "model.safetensors"))
