@@ -464,7 +464,11 @@ func (b *Browser) acquireRun(ctx context.Context, key string) (*browserRun, erro
 	if key != "" {
 		b.mu.Lock()
 		r := b.runs[key]
-		if r != nil && r.ctx.Err() == nil {
+		if r != nil && (r.ctx.Err() != nil || b.bctx == nil || b.bctx.Err() != nil || !b.aliveLocked()) {
+			r.close() // its Chromium died: the run starts over in a new one
+			r = nil
+		}
+		if r != nil {
 			r.mu.Lock()
 			r.users++
 			if r.expire != nil {
@@ -507,11 +511,16 @@ func (b *Browser) releaseRun(key string, run *browserRun) {
 	}
 	run.expire = time.AfterFunc(b.cfg.RunIdle, func() {
 		b.mu.Lock()
-		if b.runs[key] == run {
+		run.mu.Lock()
+		inUse := run.users > 0 // a next batch took it while the timer fired
+		run.mu.Unlock()
+		if !inUse && b.runs[key] == run {
 			delete(b.runs, key)
 		}
 		b.mu.Unlock()
-		run.close()
+		if !inUse {
+			run.close()
+		}
 	})
 }
 
