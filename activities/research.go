@@ -173,6 +173,7 @@ func initBrowser(a *Activities, lim research.Limits) error {
 	b, err := research.NewBrowser(research.BrowserConfig{
 		ExecPath: r.BrowserPath, Tabs: r.BrowserTabs, PageTimeout: r.PageTimeout, MaxPageBytes: int64(r.MaxPageBytes),
 		MediaMinBytes: int64(r.MediaMinBytes), MaxMediaPerPage: perPage, HTTP: a.Web, Limits: lim, ProxyIdleTimeout: r.ProxyIdleTimeout,
+		RunIdle: r.BrowserRunIdle,
 	})
 	switch {
 	case err == nil:
@@ -373,7 +374,7 @@ func (a *Activities) Fetch(ctx context.Context, in FetchInput) (FetchResult, err
 			}
 		}
 	}()
-	a.fetchBatch(ctx, lg, in.URLs, docs, errs)
+	a.fetchBatch(ctx, lg, browserRunKey(in), in.URLs, docs, errs)
 	if err := ctx.Err(); err != nil {
 		return FetchResult{}, err
 	}
@@ -398,7 +399,7 @@ func (a *Activities) Fetch(ctx context.Context, in FetchInput) (FetchResult, err
 // fetchBatch fills docs and errs for urls: corpus URLs from the corpus,
 // the rest by the browser (or plain HTTP), heartbeating per page and on a
 // timer.
-func (a *Activities) fetchBatch(ctx context.Context, lg log.Logger, urls []string, docs []research.Document, errs []error) {
+func (a *Activities) fetchBatch(ctx context.Context, lg log.Logger, run string, urls []string, docs []research.Document, errs []error) {
 	var web []int
 	for i, u := range urls {
 		if !strings.HasPrefix(u, research.CorpusScheme+":") {
@@ -427,7 +428,7 @@ func (a *Activities) fetchBatch(ctx context.Context, lg log.Logger, urls []strin
 	switch {
 	case len(web) == 0:
 	case a.Browser != nil:
-		a.Browser.FetchAll(ctx, webURLs, func(j int, r research.PageResult) { page(j, r.Doc, r.Err) })
+		a.Browser.FetchRun(ctx, run, webURLs, func(j int, r research.PageResult) { page(j, r.Doc, r.Err) })
 	case a.Web != nil:
 		lg.Warn("fetch: no browser on this worker; pages are read by plain HTTP (JavaScript is not run)")
 		for j, u := range webURLs {
@@ -442,6 +443,18 @@ func (a *Activities) fetchBatch(ctx context.Context, lg log.Logger, urls []strin
 			errs[i] = errors.New("no web fetcher configured on this worker")
 		}
 	}
+}
+
+// browserRunKey names the research run a Fetch batch belongs to: its
+// session and its key without the batch number (research/<iteration>/
+// <call>/<batch>), so that the run's batches share a browser context and
+// its tabs, and no two runs do.
+func browserRunKey(in FetchInput) string {
+	key := in.Key
+	if i := strings.LastIndexByte(key, '/'); i > 0 {
+		key = key[:i]
+	}
+	return in.SessionID + "\x00" + key
 }
 
 // pageRefs describes the fetched pages for history (titles and URLs are
@@ -656,7 +669,76 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	if res.Coverage, err = a.taskCoverage(ctx, in.SessionID, in.Task, st.goal, p); err != nil {
 		return IngestResult{}, err
 	}
+	var linkTokens int
+	if res.Links, linkTokens, err = a.followLinks(ctx, in, s.GoalQueryEmb); err != nil {
+		return IngestResult{}, err
+	}
+	res.EmbedTokens += linkTokens
 	return res, nil
+}
+
+// followLinks returns the links of the staged pages that in.LinkDepth
+// follows, scored like Discover's hits: the goal cosine of the embedding
+// of their anchor text and URL words (research.LinkText). Links to pages
+// of the batch, duplicates and links over the URL cap are left out, and
+// so are corpus links on web pages; at most 8 × MaxLinks links are
+// embedded (in page order) and the MaxLinks best are returned. The URL
+// policy is not applied here: a followed link is fetched by Fetch like
+// any discovered URL, under the same policy checks, before any connection.
+func (a *Activities) followLinks(ctx context.Context, in IngestInput, goal []float32) (links []research.Candidate, embedTokens int, err error) {
+	if in.MaxLinks <= 0 || len(in.LinkDepth) == 0 {
+		return nil, 0, nil
+	}
+	var docs []research.Document
+	if _, err := getBlob(ctx, a.Store, in.SessionID, pagesKey(in.Key), &docs); err != nil {
+		return nil, 0, err
+	}
+	lim := researchLimits(a.Cfg)
+	seen := map[string]bool{}
+	for _, d := range docs {
+		seen[research.NormalizeURL(d.URL)] = true
+	}
+	var cands []research.Candidate
+	var texts []string
+	for i, d := range docs {
+		if i >= len(in.LinkDepth) || in.LinkDepth[i] <= 0 {
+			continue
+		}
+		for _, l := range d.Links {
+			key := research.NormalizeURL(l)
+			if len(cands) >= 8*in.MaxLinks || seen[key] || !lim.URLOK(l) || !followable(d.URL, l) {
+				continue
+			}
+			seen[key] = true
+			anchor := d.LinkText[l]
+			cands = append(cands, research.Candidate{URL: l, Title: lim.Title(anchor), Provider: "link", Depth: in.LinkDepth[i]})
+			texts = append(texts, research.LinkText(anchor, l))
+		}
+	}
+	if len(cands) == 0 {
+		return nil, 0, nil
+	}
+	embs, err := a.Embed.Embed(ctx, llm.Document, texts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ingest: embed links: %w", err)
+	}
+	for i := range cands {
+		cands[i].GoalCos = algebra.Cosine32(embs[i], goal)
+	}
+	cands = research.RankCandidates(cands, nil)
+	return cands[:min(len(cands), in.MaxLinks)], llm.EstimateAll(texts), nil
+}
+
+// followable: http(s) links from any page; corpus links only from corpus
+// pages (a web page cannot point the run into the local corpus).
+func followable(page, link string) bool {
+	switch {
+	case strings.HasPrefix(link, "http://"), strings.HasPrefix(link, "https://"):
+		return true
+	case strings.HasPrefix(link, research.CorpusScheme+":"):
+		return strings.HasPrefix(page, research.CorpusScheme+":")
+	}
+	return false
 }
 
 // ingestState accumulates one Ingest call.

@@ -201,6 +201,8 @@ type Research struct {
 	DiscoverLimit       int           `mapstructure:"discover_limit" json:"discover_limit"`
 	BatchSize           int           `mapstructure:"batch_size" json:"batch_size"`
 	MaxPages            int           `mapstructure:"max_pages" json:"max_pages"`
+	FollowDepth         int           `mapstructure:"follow_depth" json:"follow_depth"`
+	FollowLinks         int           `mapstructure:"follow_links" json:"follow_links"`
 	MinTime             time.Duration `mapstructure:"min_time" json:"min_time"`
 	MaxTime             time.Duration `mapstructure:"max_time" json:"max_time"`
 	MaxPageBytes        int           `mapstructure:"max_page_bytes" json:"max_page_bytes"`
@@ -236,6 +238,7 @@ type Research struct {
 	BrowserPath      string        `mapstructure:"browser_path" json:"browser_path"`
 	BrowserTabs      int           `mapstructure:"browser_tabs" json:"browser_tabs"`
 	PageTimeout      time.Duration `mapstructure:"page_timeout" json:"page_timeout"`
+	BrowserRunIdle   time.Duration `mapstructure:"browser_run_idle" json:"browser_run_idle"`
 	AllowLoopback    bool          `mapstructure:"allow_loopback" json:"allow_loopback"`
 	AllowPrivate     bool          `mapstructure:"allow_private" json:"allow_private"`
 	MediaDir         string        `mapstructure:"media_dir" json:"media_dir"`

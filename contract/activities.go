@@ -423,6 +423,13 @@ type IngestInput struct {
 	// (and the task's description) before any is embedded.
 	Query  string       `json:"query,omitempty"`
 	Params IngestParams `json:"params"`
+	// LinkDepth[i] is the depth the links found on page i of the batch get
+	// (its own depth + 1); 0 (or a short slice) = its links are not
+	// followed. At most MaxLinks links of the batch, best goal cosine
+	// first, come back in IngestResult.Links (docs/research.md
+	// "Following links").
+	LinkDepth []int `json:"link_depth,omitempty"`
+	MaxLinks  int   `json:"max_links,omitempty"`
 }
 
 // IngestParams are the session's parameters Ingest decides with. The
@@ -488,6 +495,9 @@ type IngestResult struct {
 	Coverage   float64 `json:"coverage"`
 	// EmbedTokens estimates the tokens embedded (llm.EstimateAll).
 	EmbedTokens int `json:"embed_tokens,omitempty"`
+	// Links found on the batch's pages for the research queue, with the
+	// goal cosine of their anchor text and URL words (IngestInput.LinkDepth).
+	Links []URLCandidate `json:"links,omitempty"`
 }
 
 // ResearchInput starts a WebResearch child workflow.

@@ -9,4 +9,7 @@ type URLCandidate struct {
 	Snippet  string
 	GoalCos  float64
 	Provider string
+	// Depth is how many links were followed to reach the URL: 0 for a
+	// search result, 1 for a link on a search result's page, …
+	Depth int `json:",omitempty"`
 }

@@ -46,12 +46,14 @@ type webSite struct {
 	audio    []byte            // when set, every page embeds /media/talk.wav
 	mu       sync.Mutex
 	onHit    func(n int64)
+	pathHits map[string]int // page requests by path, when not nil
 }
 
 type webPage struct {
 	title string
 	paras []string
 	js    bool
+	raw   string // when set, the whole page as served
 }
 
 func newWebSite(t *testing.T, delay time.Duration) *webSite {
@@ -110,6 +112,9 @@ func (s *webSite) serve(w http.ResponseWriter, r *http.Request) {
 	n := s.hits.Add(1)
 	s.mu.Lock()
 	hook := s.onHit
+	if s.pathHits != nil {
+		s.pathHits[r.URL.Path]++
+	}
 	s.mu.Unlock()
 	if hook != nil {
 		hook(n)
@@ -120,6 +125,10 @@ func (s *webSite) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if pg.raw != "" {
+		io.WriteString(w, pg.raw)
+		return
+	}
 	var body strings.Builder
 	if pg.js {
 		// The text arrives only when the script runs.

@@ -8,30 +8,30 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/lethe-research/lethe/graph"
+	readability "codeberg.org/readeck/go-readability/v2"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/lethe-research/lethe/graph"
 )
 
 // ExtractHTML returns the readable text of an HTML page.
 //
-//   - Title: <title>, else <meta property="og:title">, else the first <h1>.
-//   - Content root: the first <main> (or role="main"); else every top-level
-//     <article>; else <body>. If the chosen root has no text, <body> is used.
-//   - Dropped subtrees: script, style, noscript, template, nav, aside, svg,
-//     canvas, iframe, object, embed, button, select, textarea, elements with
-//     the hidden attribute, aria-hidden="true", an inline display:none, or
-//     role navigation/banner/contentinfo/complementary; header and footer
-//     unless they are inside a <main> or an <article> (where the header
-//     holds the content's own heading).
-//   - Layout: whitespace is collapsed as a browser would; block elements
-//     (p, div, section, h1–h6, table, blockquote, pre, …) are separated by a
-//     blank line; list items, table rows, dt/dd and <br> start a new line;
-//     table cells are separated by a space; <pre> keeps its whitespace.
+// The main content and the title are found by go-readability (a port of
+// Mozilla's Readability.js, docs/research.md "HTML extraction"): it drops
+// scripts, styles, hidden elements, navigation, sidebars, headers and
+// footers by its scoring. What readability has no answer for is ours:
+//
+//   - Text: the content node is written as Markdown-like text, so that the
+//     chunker and the model see its structure: headings as "## Heading",
+//     list items as "- item", tables as "| cell | cell |" rows, <pre> as a
+//     fenced code block keeping its whitespace, paragraphs separated by a
+//     blank line, whitespace collapsed as a browser would.
 //   - Links: <a href> inside the content, resolved against <base href> and
 //     baseURL, kept when http, https or corpus, fragment stripped, without
-//     links to the page itself, deduplicated in document order. With an
-//     empty baseURL only absolute links are kept.
+//     links to the page itself, deduplicated in document order, each with
+//     its anchor text (Document.LinkText: what a following crawl ranks
+//     them by). With an empty baseURL only absolute links are kept.
 //
 // The input is assumed to be UTF-8 (invalid bytes are replaced). Title,
 // text and links are bounded by DefaultLimits (Limits.ExtractHTML for
@@ -41,8 +41,8 @@ func ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 }
 
 // ExtractHTML is ExtractHTML bounded by l: the title is cut to
-// MaxTitleChars (only a bounded prefix of a huge <title> is read), links
-// over MaxURLBytes are dropped, the text is cut to MaxTextBytes.
+// MaxTitleChars, links over MaxURLBytes are dropped, the text is cut to
+// MaxTextBytes.
 func (l Limits) ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 	l = l.withDefaults()
 	data, err := io.ReadAll(r)
@@ -57,45 +57,24 @@ func (l Limits) ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 	if err != nil {
 		return doc, fmt.Errorf("research: parse HTML %s: %w", baseURL, err)
 	}
-
 	base := htmlBase(root, baseURL)
-	doc.Title = htmlTitle(root, l)
-
-	body := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Body })
-	if body == nil {
-		body = root
+	unwrapPlaceholders(root)
+	boundTitles(root, l)
+	// readability resolves relative links against the page URL itself; with
+	// <base href> honoured here first, both agree.
+	parser := readability.NewParser()
+	art, err := parser.ParseAndMutate(root, base)
+	if err != nil {
+		return doc, fmt.Errorf("research: readability %s: %w", baseURL, err)
 	}
-	var roots []*html.Node
-	if m := findFirst(body, func(n *html.Node) bool {
-		return n.DataAtom == atom.Main || strings.EqualFold(attr(n, "role"), "main")
-	}); m != nil {
-		roots = []*html.Node{m}
-	} else {
-		roots = findTopLevel(body, atom.Article)
-	}
-
-	newEx := func() *htmlExtractor {
-		return &htmlExtractor{links: linkCollector{base: base, self: stripFragment(baseURL), seen: map[string]bool{}, maxURL: l.MaxURLBytes}}
-	}
-	ex := newEx()
-	if len(roots) > 0 {
-		for _, n := range roots {
-			ex.walk(n, false, isInsideContent(n))
-			ex.out.paragraph()
-		}
-		if strings.TrimSpace(ex.out.String()) == "" {
-			roots = nil
-		}
-	}
-	if len(roots) == 0 {
-		ex = newEx()
-		ex.walk(body, false, false)
-	}
-	doc.Text = tidyText(ex.out.String())
-	doc.Links = ex.links.links
-	if doc.Title == "" {
-		if h := findFirst(body, func(n *html.Node) bool { return n.DataAtom == atom.H1 }); h != nil {
-			doc.Title = l.Title(boundedText(h, titleScanBytes(l)))
+	doc.Title = art.Title()
+	if art.Node != nil {
+		w := &markdownWriter{links: linkCollector{base: base, self: stripFragment(baseURL), seen: map[string]bool{}, maxURL: l.MaxURLBytes}}
+		w.block(art.Node)
+		doc.Text = tidyText(w.out.String())
+		doc.Links, doc.LinkText = w.links.links, w.links.text
+		if doc.Title == "" { // no <title>, og:title or JSON-LD name
+			doc.Title = w.heading
 		}
 	}
 	return l.Document(doc, baseURL), nil
@@ -116,136 +95,198 @@ func htmlBase(root *html.Node, baseURL string) *url.URL {
 	return base
 }
 
-// titleScanBytes is how much of a title element's text is looked at: enough
-// for MaxTitleChars runes after whitespace collapsing.
-func titleScanBytes(l Limits) int { return 8*l.MaxTitleChars + 64 }
-
-func htmlTitle(root *html.Node, l Limits) string {
-	if t := findFirst(root, func(n *html.Node) bool {
-		return n.DataAtom == atom.Title && !isInside(n, atom.Svg)
-	}); t != nil {
-		if s := l.Title(boundedText(t, titleScanBytes(l))); s != "" {
-			return s
+// unwrapPlaceholders replaces every <a> without href (a placeholder, not a
+// link) by its children. Why: XHTML pages (DocBook output such as the
+// Debian Reference) write anchors as <a id="x"/>, which an HTML parser
+// reads as an open <a> that swallows the section after it; readability
+// then counts the whole section as link text and drops it.
+func unwrapPlaceholders(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		unwrapPlaceholders(c)
+		if c.Type == html.ElementNode && c.DataAtom == atom.A && attr(c, "href") == "" {
+			for g := c.FirstChild; g != nil; g = c.FirstChild {
+				c.RemoveChild(g)
+				n.InsertBefore(g, c)
+			}
+			n.RemoveChild(c)
 		}
+		c = next
 	}
-	if m := findFirst(root, func(n *html.Node) bool {
-		return n.DataAtom == atom.Meta && strings.EqualFold(attr(n, "property"), "og:title")
-	}); m != nil {
-		return l.Title(attr(m, "content"))
-	}
-	return ""
 }
 
-type htmlExtractor struct {
-	out   textBuilder
-	links linkCollector
-}
-
-// walk appends the readable text of n. pre: inside <pre>; inContent: inside
-// <main> or <article> (header/footer kept).
-func (e *htmlExtractor) walk(n *html.Node, pre, inContent bool) {
-	switch n.Type {
-	case html.TextNode:
-		if pre {
-			e.out.raw(n.Data)
-		} else {
-			e.out.text(n.Data)
+// boundTitles cuts the text of every <title> to what Limits.Title looks at
+// (8 bytes a rune of MaxTitleChars, and room for whitespace), before
+// readability runs its title heuristics (regular expressions over the
+// whole title): a 1 MB title costs no more than a short one.
+func boundTitles(n *html.Node, l Limits) {
+	if n.Type == html.ElementNode && n.DataAtom == atom.Title {
+		max := 8*l.MaxTitleChars + 64
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.TextNode {
+				c.Data = truncateUTF8(c.Data, max)
+				max -= len(c.Data)
+			}
 		}
 		return
-	case html.CommentNode, html.DoctypeNode:
-		return
-	case html.ElementNode:
-		if dropElement(n, inContent) {
-			return
-		}
-	}
-	a := n.DataAtom
-	if a == atom.Article || a == atom.Main {
-		inContent = true
-	}
-	if a == atom.Pre || a == atom.Textarea || a == atom.Listing {
-		pre = true
-	}
-	level := blockLevel(a)
-	switch {
-	case a == atom.Br:
-		e.out.line()
-		return
-	case a == atom.Hr:
-		e.out.paragraph()
-		return
-	case a == atom.Td || a == atom.Th:
-		e.out.space()
-	case level == 2:
-		e.out.paragraph()
-	case level == 1:
-		e.out.line()
-	}
-	if a == atom.A {
-		e.links.add(attr(n, "href"))
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		e.walk(c, pre, inContent)
-	}
-	switch {
-	case a == atom.Td || a == atom.Th:
-		e.out.space()
-	case level == 2:
-		e.out.paragraph()
-	case level == 1:
-		e.out.line()
+		boundTitles(c, l)
 	}
 }
 
-// blockLevel: 2 = paragraph-level block (blank line around), 1 = line-level
-// block (newline around), 0 = inline.
-func blockLevel(a atom.Atom) int {
+// markdownWriter writes readability's content node as Markdown-like text.
+type markdownWriter struct {
+	out     textBuilder
+	links   linkCollector
+	list    int    // depth of nested lists
+	heading string // the first heading's text
+}
+
+// block writes the children of n.
+func (w *markdownWriter) block(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		w.node(c)
+	}
+}
+
+func (w *markdownWriter) node(n *html.Node) {
+	switch n.Type {
+	case html.TextNode:
+		w.out.text(n.Data)
+		return
+	case html.ElementNode:
+	default:
+		return
+	}
+	// readability renames elements (a <div> of phrasing content becomes a
+	// <p>, <h1> an <h2>) by their name only: the atom is looked up again.
+	switch a := atom.Lookup([]byte(n.Data)); {
+	case skipElement(n):
+	case a == atom.Br:
+		w.out.line()
+	case a == atom.Hr:
+		w.out.paragraph()
+	case headingLevel(a) > 0:
+		w.out.paragraph()
+		w.out.raw(strings.Repeat("#", headingLevel(a)))
+		w.out.space()
+		start := w.out.sb.Len()
+		w.block(n)
+		if w.heading == "" {
+			w.heading = collapseSpace(w.out.sb.String()[start:])
+		}
+		w.out.paragraph()
+	case a == atom.Pre:
+		w.out.paragraph()
+		w.out.raw("```\n")
+		w.out.raw(strings.Trim(strings.ReplaceAll(textContent(n), "\r\n", "\n"), "\n"))
+		w.out.raw("\n```")
+		w.out.paragraph()
+	case a == atom.Table:
+		w.table(n)
+	case a == atom.Ul || a == atom.Ol || a == atom.Dl:
+		w.list++
+		w.out.paragraph()
+		w.block(n)
+		w.list--
+		w.out.paragraph()
+	case a == atom.Li:
+		w.out.line()
+		w.out.raw(strings.Repeat("  ", max(w.list-1, 0)) + "-")
+		w.out.space()
+		w.out.hold = true // <li><p>text</p></li>: the text stays on the marker's line
+		w.block(n)
+		w.out.line()
+	case a == atom.A:
+		start := w.out.sb.Len()
+		w.block(n)
+		w.links.add(attr(n, "href"), w.out.sb.String()[start:])
+	case blockElement(a):
+		w.out.paragraph()
+		w.block(n)
+		w.out.paragraph()
+	case a == atom.Dt || a == atom.Dd || a == atom.Figcaption || a == atom.Caption:
+		w.out.line()
+		w.block(n)
+		w.out.line()
+	default:
+		w.block(n)
+	}
+}
+
+// table writes each row as "| cell | cell |" on its own line.
+func (w *markdownWriter) table(n *html.Node) {
+	w.out.paragraph()
+	var rows []*html.Node
+	collect(n, atom.Tr, atom.Table, &rows)
+	for _, tr := range rows {
+		w.out.line()
+		w.out.raw("|")
+		for c := tr.FirstChild; c != nil; c = c.NextSibling {
+			if a := atom.Lookup([]byte(c.Data)); a != atom.Td && a != atom.Th {
+				continue
+			}
+			w.out.raw(" ")
+			w.block(c)
+			w.out.raw(" |")
+		}
+	}
+	w.out.paragraph()
+}
+
+// collect appends the descendants of n with atom a, not looking inside
+// elements with atom stop (a nested table has its own rows).
+func collect(n *html.Node, a, stop atom.Atom, out *[]*html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch atom.Lookup([]byte(c.Data)) {
+		case a:
+			*out = append(*out, c)
+		case stop:
+		default:
+			collect(c, a, stop, out)
+		}
+	}
+}
+
+// skipElement: elements that hold no readable text even when readability
+// leaves them in (it keeps what its scoring does not judge, e.g. an inline
+// <svg> or a form control).
+func skipElement(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math,
+		atom.Canvas, atom.Iframe, atom.Object, atom.Embed, atom.Button, atom.Select,
+		atom.Textarea, atom.Input, atom.Head:
+		return true
+	}
+	return n.Data == "svg" || n.Data == "math"
+}
+
+func headingLevel(a atom.Atom) int {
 	switch a {
-	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer,
-		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
-		atom.Ul, atom.Ol, atom.Dl, atom.Table, atom.Blockquote, atom.Pre, atom.Listing,
-		atom.Figure, atom.Figcaption, atom.Address, atom.Details, atom.Fieldset,
-		atom.Form, atom.Caption, atom.Center, atom.Body, atom.Html:
-		return 2
-	case atom.Li, atom.Tr, atom.Dt, atom.Dd, atom.Summary, atom.Legend, atom.Thead, atom.Tbody, atom.Tfoot, atom.Option:
+	case atom.H1:
 		return 1
+	case atom.H2:
+		return 2
+	case atom.H3:
+		return 3
+	case atom.H4:
+		return 4
+	case atom.H5:
+		return 5
+	case atom.H6:
+		return 6
 	}
 	return 0
 }
 
-func dropElement(n *html.Node, inContent bool) bool {
-	switch n.DataAtom {
-	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Nav, atom.Aside,
-		atom.Svg, atom.Math, atom.Canvas, atom.Iframe, atom.Object, atom.Embed,
-		atom.Button, atom.Select, atom.Textarea, atom.Input, atom.Head, atom.Dialog:
+// blockElement: elements that stand in their own paragraph.
+func blockElement(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer,
+		atom.Blockquote, atom.Listing, atom.Figure, atom.Address, atom.Details, atom.Summary,
+		atom.Fieldset, atom.Form, atom.Center, atom.Body, atom.Html, atom.Aside, atom.Nav:
 		return true
-	case atom.Header, atom.Footer:
-		if !inContent {
-			return true
-		}
-	}
-	if n.Data == "svg" || n.Data == "math" { // foreign content without atoms
-		return true
-	}
-	for _, at := range n.Attr {
-		switch strings.ToLower(at.Key) {
-		case "hidden":
-			return true
-		case "aria-hidden":
-			if strings.EqualFold(strings.TrimSpace(at.Val), "true") {
-				return true
-			}
-		case "style":
-			s := strings.ToLower(strings.Join(strings.Fields(at.Val), ""))
-			if strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden") {
-				return true
-			}
-		case "role":
-			switch strings.ToLower(strings.TrimSpace(at.Val)) {
-			case "navigation", "banner", "contentinfo", "complementary":
-				return true
-			}
-		}
 	}
 	return false
 }
@@ -269,62 +310,6 @@ func findFirst(n *html.Node, pred func(*html.Node) bool) *html.Node {
 		}
 	}
 	return nil
-}
-
-// findTopLevel returns the elements with atom a that have no ancestor with
-// the same atom below n, in document order.
-func findTopLevel(n *html.Node, a atom.Atom) []*html.Node {
-	var out []*html.Node
-	var rec func(*html.Node)
-	rec = func(x *html.Node) {
-		for c := x.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.ElementNode && c.DataAtom == a {
-				out = append(out, c)
-				continue
-			}
-			rec(c)
-		}
-	}
-	rec(n)
-	return out
-}
-
-func isInside(n *html.Node, a atom.Atom) bool {
-	for p := n.Parent; p != nil; p = p.Parent {
-		if p.DataAtom == a {
-			return true
-		}
-	}
-	return false
-}
-
-func isInsideContent(n *html.Node) bool {
-	return n.DataAtom == atom.Article || n.DataAtom == atom.Main || isInside(n, atom.Article) || isInside(n, atom.Main)
-}
-
-// boundedText is textContent that stops after max bytes (at a rune
-// boundary): a title or heading of megabytes is never copied whole.
-func boundedText(n *html.Node, max int) string {
-	var sb strings.Builder
-	var rec func(*html.Node) bool
-	rec = func(x *html.Node) bool {
-		if x.Type == html.TextNode {
-			left := max - sb.Len()
-			if len(x.Data) > left {
-				sb.WriteString(truncateUTF8(x.Data, left))
-				return false
-			}
-			sb.WriteString(x.Data)
-		}
-		for c := x.FirstChild; c != nil; c = c.NextSibling {
-			if !rec(c) {
-				return false
-			}
-		}
-		return true
-	}
-	rec(n)
-	return sb.String()
 }
 
 func textContent(n *html.Node) string {
@@ -366,17 +351,22 @@ type textBuilder struct {
 	sb           strings.Builder
 	pendingBreak int // 0 none, 1 newline, 2 blank line
 	pendingSpace bool
+	hold         bool // breaks are ignored until the next text (after a list marker)
 }
 
 func (b *textBuilder) String() string { return b.sb.String() }
 
 func (b *textBuilder) line() {
-	if b.pendingBreak < 1 {
+	if b.pendingBreak < 1 && !b.hold {
 		b.pendingBreak = 1
 	}
 }
 
-func (b *textBuilder) paragraph() { b.pendingBreak = 2 }
+func (b *textBuilder) paragraph() {
+	if !b.hold {
+		b.pendingBreak = 2
+	}
+}
 
 func (b *textBuilder) space() { b.pendingSpace = true }
 
@@ -415,20 +405,25 @@ func (b *textBuilder) text(s string) {
 		}
 		b.flush()
 		b.sb.WriteString(f)
+		b.hold = false
 	}
 	if isSpaceByte(s[len(s)-1]) {
 		b.pendingSpace = true
 	}
 }
 
-// raw appends s keeping its whitespace (inside <pre>).
+// raw appends s as it is (markup, <pre> text), after any pending break;
+// a pending space is dropped (markup starts its own line or cell).
 func (b *textBuilder) raw(s string) {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	if strings.TrimSpace(s) == "" && b.sb.Len() == 0 {
+	if s == "" {
 		return
+	}
+	if b.pendingBreak == 0 {
+		b.pendingSpace = false
 	}
 	b.flush()
 	b.sb.WriteString(s)
+	b.hold = false
 }
 
 func isSpaceByte(c byte) bool {

@@ -90,7 +90,7 @@ func (l Limits) ExtractMarkdown(r io.Reader, url string) (Document, error) {
 		i = md.line(lines, i)
 	}
 	doc.Text = tidyText(strings.Join(md.out, "\n"))
-	doc.Links = md.lc.links
+	doc.Links, doc.LinkText = md.lc.links, md.lc.text
 	doc.Title = mdTitle(doc.Title, frontTitle, doc.Text)
 	return l.Document(doc, url), nil
 }
@@ -199,7 +199,7 @@ func (m *mdWriter) block(lines []string, i int, line string) int {
 		m.out = append(m.out, "")
 		return i
 	case mdRefDef.MatchString(line):
-		m.lc.add(mdRefDef.FindStringSubmatch(line)[1])
+		m.lc.add(mdRefDef.FindStringSubmatch(line)[1], "")
 		return i
 	case mdTableSep.MatchString(line) && strings.Contains(line, "-") && strings.Contains(line, "|"):
 		return i
@@ -239,12 +239,12 @@ func mdInline(s string, lc *linkCollector) string {
 	})
 	s = mdLink.ReplaceAllStringFunc(s, func(m string) string {
 		sub := mdLink.FindStringSubmatch(m)
-		lc.add(sub[2])
+		lc.add(sub[2], sub[1])
 		return sub[1]
 	})
 	s = mdAutoLink.ReplaceAllStringFunc(s, func(m string) string {
 		sub := mdAutoLink.FindStringSubmatch(m)
-		lc.add(sub[1])
+		lc.add(sub[1], "")
 		return sub[1]
 	})
 	s = mdRefLink.ReplaceAllString(s, "$1")
@@ -270,10 +270,12 @@ type linkCollector struct {
 	self   string
 	seen   map[string]bool
 	links  []string
-	maxURL int // links longer than this are dropped (0: no cap)
+	text   map[string]string // anchor text by link, the first non-empty one
+	maxURL int               // links longer than this are dropped (0: no cap)
 }
 
-func (lc *linkCollector) add(href string) {
+// add records href (resolved) with its anchor text.
+func (lc *linkCollector) add(href, text string) {
 	href = strings.TrimSpace(href)
 	if href == "" || strings.HasPrefix(href, "#") {
 		return
@@ -297,12 +299,25 @@ func (lc *linkCollector) add(href string) {
 	if lc.maxURL > 0 && len(s) > lc.maxURL {
 		return
 	}
-	if s == lc.self || lc.seen[s] {
+	if s == lc.self {
+		return
+	}
+	if text = collapseSpace(text); text != "" && lc.text[s] == "" {
+		if lc.text == nil {
+			lc.text = map[string]string{}
+		}
+		lc.text[s] = truncateRunes(text, maxAnchorRunes)
+	}
+	if lc.seen[s] {
 		return
 	}
 	lc.seen[s] = true
 	lc.links = append(lc.links, s)
 }
+
+// maxAnchorRunes bounds the anchor text kept per link: it is a label to
+// rank the link by (like a search result's title), not content.
+const maxAnchorRunes = 200
 
 // decodeText makes raw bytes valid UTF-8 text with "\n" line endings and no
 // byte-order mark.

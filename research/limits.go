@@ -81,6 +81,15 @@ func (l Limits) Document(d Document, fallback string) Document {
 		d.Truncated = true
 	}
 	d.Links = l.urls(d.Links)
+	if len(d.LinkText) > 0 {
+		text := make(map[string]string, len(d.LinkText))
+		for u, t := range d.LinkText {
+			if l.URLOK(u) {
+				text[u] = truncateRunes(t, maxAnchorRunes)
+			}
+		}
+		d.LinkText = text
+	}
 	if len(d.Media) > 0 {
 		media := d.Media[:0:0]
 		for _, m := range d.Media {

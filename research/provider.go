@@ -38,7 +38,11 @@ type Document struct {
 	Text  string // readable text; paragraphs separated by a blank line
 	Kind  graph.EvidenceKind
 	Links []string // absolute URLs found in the content, fragment stripped, deduplicated, in document order
-	Bytes int      // size of the raw input that was read
+	// LinkText is the anchor text of links (by URL, when it had any): what
+	// a following crawl ranks a link by, as Discover ranks a search hit by
+	// its title and snippet.
+	LinkText map[string]string `json:",omitempty"`
+	Bytes    int               // size of the raw input that was read
 	// Truncated: the text was cut at a bound (Limits.MaxTextBytes, a PDF's
 	// converter output, the page size cap); what fits was kept.
 	Truncated bool

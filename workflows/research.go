@@ -23,6 +23,11 @@ const (
 	ResearchPageBudget = contract.ResearchPageBudget
 )
 
+// changeFollow: links found on fetched pages enter the research queue, up
+// to research.follow_depth hops (issue #13); runs recorded before it do
+// not follow links.
+const changeFollow = "follow-links"
+
 // WebResearch is the second loop of "two loops, one algebra": discover URLs
 // for one query, then fetch → transcribe → ingest batches of the best-ranked
 // URLs until its own ψ passes the research threshold, the queue empties, or
@@ -35,6 +40,8 @@ func WebResearch(ctx workflow.Context, in contract.ResearchInput) (contract.Rese
 			r.stops++
 		}
 	})
+	r.follow = workflow.GetVersion(ctx, changeFollow, workflow.DefaultVersion, 1) == 1 &&
+		in.Config.Research.FollowDepth > 0 && in.Config.Research.FollowLinks > 0
 	queue, err := r.discover(ctx)
 	if err != nil || r.res.ModelGaveUp {
 		return r.result(), err
@@ -51,7 +58,7 @@ func WebResearch(ctx workflow.Context, in contract.ResearchInput) (contract.Rese
 		}
 		n := min(cfg.BatchSize, len(queue), cfg.MaxPages-r.res.Pages)
 		ing, pages, ok, err := r.batch(ctx, queue[:n])
-		queue = queue[n:]
+		queue = r.enqueue(queue[n:], queue[:n], ing.Links)
 		if err != nil || r.res.ModelGaveUp {
 			return r.result(), err
 		}
@@ -75,17 +82,20 @@ type researchRun struct {
 	waited   time.Duration
 	prevConv float64
 	wait     *waiter
-	stops    int // stop signals from the session
+	stops    int             // stop signals from the session
+	follow   bool            // links on fetched pages enter the queue (changeFollow)
+	fetched  map[string]bool // URLs taken from the queue, never queued again
 }
 
 func newResearchRun(ctx workflow.Context, in contract.ResearchInput) *researchRun {
 	cfg := in.Config
 	r := &researchRun{
-		in:     in,
-		lg:     log.With(workflow.GetLogger(ctx), "session", in.SessionID, "iteration", in.Iteration, "query", in.Call.Query),
-		res:    contract.ResearchResult{StopReason: ResearchEmptyQueue},
-		start:  workflow.Now(ctx),
-		budget: researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS),
+		in:      in,
+		lg:      log.With(workflow.GetLogger(ctx), "session", in.SessionID, "iteration", in.Iteration, "query", in.Call.Query),
+		res:     contract.ResearchResult{StopReason: ResearchEmptyQueue},
+		start:   workflow.Now(ctx),
+		fetched: map[string]bool{},
+		budget:  researchTime(cfg.Research.MinTime, cfg.Research.MaxTime, in.Pressure, in.TimeLeftS),
 	}
 	r.wait = newWaiter(cfg, &r.waited, &r.res.ModelGaveUp, func(ctx workflow.Context, mw *ModelWait) { showResearchWait(ctx, cfg, in.Call.Query, mw) })
 	r.wait.stops, r.wait.anyStop = func() int { return r.stops }, true
@@ -197,6 +207,7 @@ func (r *researchRun) batch(ctx workflow.Context, batch []contract.URLCandidate)
 	transcribe(ctx, r.lg, in.SessionID, key, fr.Pages, cfg)
 	iin := contract.IngestInput{SessionID: in.SessionID, Key: key, Task: in.Call.Task, Iteration: in.Iteration,
 		Query: in.Call.Query, Params: contract.IngestParamsOf(cfg)}
+	iin.LinkDepth, iin.MaxLinks = r.linkDepths(batch)
 	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "ingest batch %d", r.res.Batches), acts.Ingest, iin, &ing); err != nil {
 		if r.outage(err) {
 			return ing, 0, false, nil
@@ -205,6 +216,39 @@ func (r *researchRun) batch(ctx workflow.Context, batch []contract.URLCandidate)
 	}
 	r.res.EmbedTokens += ing.EmbedTokens
 	return ing, len(fr.Pages), true, nil
+}
+
+// linkDepths is, for each page of the batch, the depth its links get, 0
+// where they are not followed (the page is at research.follow_depth).
+func (r *researchRun) linkDepths(batch []contract.URLCandidate) ([]int, int) {
+	if !r.follow {
+		return nil, 0
+	}
+	cfg := r.in.Config.Research
+	depths := make([]int, len(batch))
+	follows := false
+	for i, c := range batch {
+		if c.Depth < cfg.FollowDepth {
+			depths[i], follows = c.Depth+1, true
+		}
+	}
+	if !follows {
+		return nil, 0
+	}
+	return depths, cfg.FollowLinks
+}
+
+// enqueue marks the batch as fetched and ranks the links found on its
+// pages into the rest of the queue, by goal cosine like Discover's
+// candidates; a URL already fetched is never queued again.
+func (r *researchRun) enqueue(rest, batch, links []contract.URLCandidate) []contract.URLCandidate {
+	for _, c := range batch {
+		r.fetched[c.URL] = true
+	}
+	if !r.follow || len(links) == 0 {
+		return rest
+	}
+	return queue.RankCandidates(append(append([]contract.URLCandidate(nil), rest...), links...), r.fetched)
 }
 
 // score counts an ingested batch and returns the run's ψ: the same

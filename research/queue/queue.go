@@ -15,7 +15,9 @@ import (
 // RankCandidates returns the candidates to fetch, best first: URLs are
 // normalized (NormalizeURL) and the returned candidates carry the
 // normalized URL; duplicates are merged keeping the one with the highest
-// GoalCos (on equal GoalCos the first in input order); candidates whose
+// GoalCos (on equal GoalCos the first in input order) and the lowest Depth
+// of any of them (a page both found and linked is a search result);
+// candidates whose
 // normalized URL is in seen (keys are normalized too, so seen may hold raw
 // or normalized URLs) or is empty are dropped; the rest are sorted by
 // GoalCos descending, ties by URL ascending. A NaN GoalCos ranks last.
@@ -42,9 +44,11 @@ func RankCandidates(c []contract.URLCandidate, seen map[string]bool) []contract.
 			cand.GoalCos = math.Inf(-1)
 		}
 		if i, ok := pos[key]; ok {
+			depth := min(out[i].Depth, cand.Depth)
 			if cand.GoalCos > out[i].GoalCos {
 				out[i] = cand
 			}
+			out[i].Depth = depth
 			continue
 		}
 		pos[key] = len(out)

@@ -81,3 +81,21 @@ func TestRankCandidates(t *testing.T) {
 		t.Fatal(out)
 	}
 }
+
+// A URL both found by search and linked from a page keeps depth 0 (it is a
+// search result), whichever copy has the higher cosine.
+func TestRankCandidatesKeepsLowestDepth(t *testing.T) {
+	got := RankCandidates([]contract.URLCandidate{
+		{URL: "https://a.example/x", GoalCos: 0.4},
+		{URL: "https://a.example/x#l", GoalCos: 0.8, Depth: 1, Title: "link"},
+		{URL: "https://b.example/", GoalCos: 0.3, Depth: 2},
+		{URL: "https://b.example/", GoalCos: 0.1, Depth: 1},
+	}, nil)
+	want := []contract.URLCandidate{
+		{URL: "https://a.example/x", GoalCos: 0.8, Depth: 0, Title: "link"},
+		{URL: "https://b.example/", GoalCos: 0.3, Depth: 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
