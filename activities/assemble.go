@@ -250,6 +250,9 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	if !ok {
 		return ComposeResult{}, fmt.Errorf("compose: sections of session %s not collected", in.SessionID)
 	}
+	if in.Synthesis {
+		return a.composeSection(ctx, in, doc)
+	}
 	evidence := map[int]string{}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\nThis is part %d of %d.\n\nMaterial:\n", in.Goal, in.Part, in.Parts)
@@ -270,8 +273,22 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	// The reminder comes last: small models follow the end of the prompt
 	// more than a system message read thousands of tokens earlier.
 	b.WriteString("\nWrite this part now. After each claim, put the number of the source it comes from in brackets, like [1].\n")
-	user := b.String()
 	res := ComposeResult{}
+	text, err := a.composeChecked(ctx, in, system, b.String(), evidence, &res)
+	if err != nil {
+		return ComposeResult{}, err
+	}
+	res.Markdown = strings.TrimSpace(text)
+	res.Cited = citedNumbers(res.Markdown)
+	return res, nil
+}
+
+// composeChecked is one no-think composition call whose citations are
+// checked: every [n] must name a source of the material and a quoted span
+// must occur in the cited evidence. Invalid citations get one repair call,
+// then are removed; a draft that cites nothing gets one call asking for
+// the numbers.
+func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system, user string, evidence map[int]string, res *ComposeResult) (string, error) {
 	call := func(prompt string) (string, error) {
 		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: orDefault(in.MaxTokens, config.Defaults().LLM.ComposeTokens), NoThink: true}, nil)
 		if err != nil {
@@ -292,7 +309,7 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	}
 	text, err := call(user)
 	if err != nil {
-		return ComposeResult{}, err
+		return "", err
 	}
 	switch bad := CheckCitations(text, evidence); {
 	case len(bad) > 0:
@@ -314,9 +331,7 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 		}
 		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
 	}
-	res.Markdown = strings.TrimSpace(text)
-	res.Cited = citedNumbers(res.Markdown)
-	return res, nil
+	return text, nil
 }
 
 var (

@@ -51,6 +51,11 @@ type (
 	CollectResult      = contract.CollectResult
 	ComposeInput       = contract.ComposeInput
 	ComposeResult      = contract.ComposeResult
+	SummarizeInput     = contract.SummarizeInput
+	VerifyInput        = contract.VerifyInput
+	VerifyItem         = contract.VerifyItem
+	VerifyVerdict      = contract.VerifyVerdict
+	VerifyResult       = contract.VerifyResult
 	FinalizeInput      = contract.FinalizeInput
 	FinalizeResult     = contract.FinalizeResult
 	DiscoverInput      = contract.DiscoverInput

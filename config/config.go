@@ -270,6 +270,12 @@ type Assembly struct {
 	DoneEvidenceChars int     `mapstructure:"done_evidence_chars" json:"done_evidence_chars"`
 	LeafEvidence      int     `mapstructure:"leaf_evidence" json:"leaf_evidence"`
 	LeafEvidenceChars int     `mapstructure:"leaf_evidence_chars" json:"leaf_evidence_chars"`
+	VerifyCitations   bool    `mapstructure:"verify_citations" json:"verify_citations"`
+	VerifyBatchTokens int     `mapstructure:"verify_batch_tokens" json:"verify_batch_tokens"`
+	VerifySourceChars int     `mapstructure:"verify_source_chars" json:"verify_source_chars"`
+	Synthesis         bool    `mapstructure:"synthesis" json:"synthesis"`
+	SectionFacts      int     `mapstructure:"section_facts" json:"section_facts"`
+	SummaryChars      int     `mapstructure:"summary_chars" json:"summary_chars"`
 }
 
 type DIN struct {

@@ -211,6 +211,12 @@ var params = []Param{
 	p("assembly.done_evidence_chars", Int, 400, 50, 100000, "chars per [Source data] item"),
 	p("assembly.leaf_evidence", Int, 20, 0, 1000, "evidence items of a leaf task without result"),
 	p("assembly.leaf_evidence_chars", Int, 600, 50, 100000, "chars per leaf evidence item"),
+	p("assembly.verify_citations", Bool, true, 0, 0, "judge every cited (sentence, source) pair against the source's evidence; remove unsupported citations (docs/citations.md)"),
+	p("assembly.verify_batch_tokens", Int, 1200, 200, 1000000, "prompt tokens per verification call: a CPU model reads 1,200 tokens in about 20 s"),
+	p("assembly.synthesis", Bool, true, 0, 0, "outline, one prose paragraph per section from its extracted evidence sentences, closing summary (docs/citations.md); false = one composition per group"),
+	p("assembly.section_facts", Int, 6, 1, 100, "evidence sentences a section's paragraph is written from: six fit a 1,500-token context with room for the answer"),
+	p("assembly.summary_chars", Int, 3000, 200, 1000000, "chars of the sections the summary call reads (about 750 tokens)"),
+	p("assembly.verify_source_chars", Int, 600, 100, 100000, "evidence chars of the cited source shown per pair (the passages nearest the sentence)"),
 
 	// DIN limits
 	p("din.max_ops", Int, 32, 1, 1000, "operations accepted in one answer"),

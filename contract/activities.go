@@ -332,6 +332,60 @@ type ComposeInput struct {
 	Part         int    `json:"part"`
 	Parts        int    `json:"parts"`
 	MaxTokens    int    `json:"max_tokens,omitempty"` // llm.compose_tokens
+	// Synthesis writes the section as prose from the sentences of its
+	// evidence nearest to it (at most Facts of them; docs/citations.md).
+	Synthesis bool `json:"synthesis,omitempty"`
+	Facts     int  `json:"facts,omitempty"` // assembly.section_facts
+}
+
+// SummarizeInput asks for the report's closing summary.
+type SummarizeInput struct {
+	SessionID string `json:"session_id"`
+	Goal      string `json:"goal"`
+	Report    string `json:"report"` // the sections, bounded by the workflow
+	MaxTokens int    `json:"max_tokens,omitempty"`
+}
+
+// VerifyInput is one batch of cited (sentence, source) pairs to judge
+// against the sources' stored evidence (docs/citations.md).
+type VerifyInput struct {
+	SessionID string       `json:"session_id"`
+	Batch     int          `json:"batch"` // 1-based, for logs and the stored verdicts
+	Items     []VerifyItem `json:"items"`
+	// SourceChars bounds the evidence shown per pair (assembly.verify_source_chars).
+	SourceChars int `json:"source_chars"`
+	MaxTokens   int `json:"max_tokens,omitempty"` // llm.compose_tokens
+	// Schema sends the verdicts' JSON schema (llm.json_schema), in the
+	// non-strict form when SchemaLoose (llm.json_schema_loose).
+	Schema      bool `json:"schema,omitempty"`
+	SchemaLoose bool `json:"schema_loose,omitempty"`
+}
+
+// VerifyItem is one pair: the sentence and the source it cites.
+type VerifyItem struct {
+	I        int    `json:"i"` // the pair's index in the report
+	Sentence string `json:"sentence"`
+	N        int    `json:"n"`
+	URL      string `json:"url"`
+}
+
+// VerifyVerdict is the judgement of one pair: Supported (the model said so
+// and its quote occurs in the source), Unsupported, or Unchecked.
+type VerifyVerdict struct {
+	I      int    `json:"i"`
+	Status string `json:"status"`
+	Quote  string `json:"quote,omitempty"`
+}
+
+// VerifyResult is a batch's verdicts, one per item, with the calls' accounting.
+type VerifyResult struct {
+	Verdicts         []VerifyVerdict `json:"verdicts"`
+	Calls            int             `json:"calls"`
+	RepairCalls      int             `json:"repairs,omitempty"`
+	Tokens           int             `json:"tokens"`
+	PromptTokens     int             `json:"prompt_tokens,omitempty"`
+	CompletionTokens int             `json:"completion_tokens,omitempty"`
+	LatencyMS        int64           `json:"latency_ms,omitempty"`
 }
 
 // ComposeResult is one part of the report with its citation audit.
@@ -345,6 +399,9 @@ type ComposeResult struct {
 	PromptTokens     int   `json:"prompt_tokens,omitempty"`
 	CompletionTokens int   `json:"completion_tokens,omitempty"`
 	LatencyMS        int64 `json:"latency_ms,omitempty"`
+	// NoCall: the part was written without the model (a synthesis
+	// section with no source evidence), so no call is counted.
+	NoCall bool `json:"no_call,omitempty"`
 }
 
 // FinalizeInput closes a session's graph.

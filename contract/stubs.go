@@ -84,6 +84,16 @@ func (*Activities) Compose(context.Context, ComposeInput) (ComposeResult, error)
 	return ComposeResult{}, errStub
 }
 
+// Summarize is activities.(*Activities).Summarize.
+func (*Activities) Summarize(context.Context, SummarizeInput) (ComposeResult, error) {
+	return ComposeResult{}, errStub
+}
+
+// VerifyCitations is activities.(*Activities).VerifyCitations.
+func (*Activities) VerifyCitations(context.Context, VerifyInput) (VerifyResult, error) {
+	return VerifyResult{}, errStub
+}
+
 // Extract is activities.(*Activities).Extract.
 func (*Activities) Extract(context.Context, ComposeInput) (ComposeResult, error) {
 	return ComposeResult{}, errStub

@@ -192,6 +192,14 @@ type SessionResult struct {
 	// CostUSD prices the tokens at llm.price_*_per_mtok and
 	// embed.price_per_mtok (0 for a local model).
 	CostUSD float64 `json:"cost_usd"`
+	// CitationPrecision is the share of the judged (sentence, source)
+	// pairs of the report that their source supports (docs/citations.md);
+	// absent when none was judged (verification off, or no verdict).
+	CitationPrecision    *float64 `json:"citation_precision,omitempty"`
+	CitationsSupported   int      `json:"citations_supported,omitempty"`
+	CitationsUnsupported int      `json:"citations_unsupported,omitempty"` // removed from the report
+	CitationsUnchecked   int      `json:"citations_unchecked,omitempty"`   // no usable verdict: left as written
+	SentencesMarked      int      `json:"sentences_marked,omitempty"`      // lost every citation: marked [unverified]
 	// ModelWaitedS is how long the session waited out model outages.
 	ModelWaitedS float64 `json:"model_waited_s,omitempty"`
 	// Error says why the report is not what the session meant to write

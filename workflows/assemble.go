@@ -41,7 +41,13 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	case len(col.Sections) == 0:
 		body = append(body, "No findings were recorded before the session stopped.")
 	default:
-		parts, failure := s.composeAll(ctx, col)
+		var parts []contract.ComposeResult
+		var failure string
+		if workflow.GetVersion(ctx, changeSynthesis, workflow.DefaultVersion, 1) == 1 && s.cfg.Assembly.Synthesis {
+			parts, failure = s.synthesize(ctx, col)
+		} else {
+			parts, failure = s.composeAll(ctx, col)
+		}
 		for _, part := range parts {
 			body = append(body, part.Markdown)
 			res.RemovedCitations += part.RemovedCitations
@@ -54,10 +60,22 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 			body = append([]string{composeFailedNote(failure)}, body...)
 		}
 	}
+	footer := ""
+	if workflow.GetVersion(ctx, changeVerify, workflow.DefaultVersion, 1) == 1 && s.cfg.Assembly.VerifyCitations {
+		var v verified
+		var err error
+		if body, v, err = s.verifyCitations(ctx, body, col.Sources); err != nil {
+			return SessionResult{}, err
+		}
+		cited, footer = v.cited, v.footer
+		res.CitationPrecision = v.counts.Precision()
+		res.CitationsSupported, res.CitationsUnsupported = v.counts.Supported, v.counts.Unsupported
+		res.CitationsUnchecked, res.SentencesMarked = v.counts.Unchecked, v.counts.Marked
+	}
 	res.StopReason = s.stop
 	res.Citations = len(cited)
 	res.Sources = col.Sources
-	s.report = renderReport(s.in.Goal, body, col.Sources, cited, s.stop)
+	s.report = renderReport(s.in.Goal, body, col.Sources, cited, s.stop, footer)
 	res.Report = boundReport(s.report, s.cfg.Temporal.MaxPayloadBytes, s.id)
 
 	s.phase = "finalizing"
@@ -82,7 +100,13 @@ func (s *session) composeAll(ctx workflow.Context, col contract.CollectResult) (
 	for i, sec := range col.Sections {
 		tokens[i] = sec.Tokens
 	}
-	groups := algebra.GroupByBudget(tokens, s.cfg.Assembly.GroupTokens)
+	return s.composeGroups(ctx, algebra.GroupByBudget(tokens, s.cfg.Assembly.GroupTokens), tokens, false)
+}
+
+// composeGroups composes each group of sections in parallel (as one
+// section's prose with synthesis), with the extractive fallback; tokens
+// are the sections' estimates, for the token budget.
+func (s *session) composeGroups(ctx workflow.Context, groups [][]int, tokens []int, synthesis bool) ([]contract.ComposeResult, string) {
 	parts := make([]contract.ComposeResult, len(groups))
 	errs := make([]error, len(groups))
 	afford := s.affordable(ctx, groups, tokens)
@@ -95,6 +119,9 @@ func (s *session) composeAll(ctx workflow.Context, col contract.CollectResult) (
 		in := contract.ComposeInput{
 			SessionID: s.id, Goal: s.in.Goal, Instructions: s.in.Instructions,
 			Sections: g, Part: i + 1, Parts: len(groups), MaxTokens: s.cfg.LLM.ComposeTokens,
+		}
+		if synthesis {
+			in.Synthesis, in.Facts = true, s.cfg.Assembly.SectionFacts
 		}
 		wg.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {
@@ -153,7 +180,10 @@ func (s *session) affordable(ctx workflow.Context, groups [][]int, tokens []int)
 }
 
 func (s *session) countCompose(part contract.ComposeResult) {
-	s.st.Stats.LLMCalls += 1 + part.RepairCalls
+	if !part.NoCall {
+		s.st.Stats.LLMCalls++
+	}
+	s.st.Stats.LLMCalls += part.RepairCalls
 	s.st.Stats.RepairCalls += part.RepairCalls
 	s.st.Tokens += part.Tokens
 	s.st.Stats.PromptTokens += part.PromptTokens
@@ -209,7 +239,7 @@ func boundReport(report string, maxPayload int, id string) string {
 // renderReport is the Markdown report: the goal as title, the composed
 // parts, and the numbered sources that the parts cite (all collected
 // sources when nothing was cited, so the reader still sees the material).
-func renderReport(goal string, body []string, sources []contract.Source, cited map[int]bool, stop string) string {
+func renderReport(goal string, body []string, sources []contract.Source, cited map[int]bool, stop, footer string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", strings.TrimSpace(goal))
 	for _, part := range body {
@@ -233,6 +263,9 @@ func renderReport(goal string, body []string, sources []contract.Source, cited m
 			fmt.Fprintf(&b, "[%d] %s — %s\n", src.N, title, src.URL)
 		}
 		b.WriteString("\n")
+	}
+	if footer != "" {
+		fmt.Fprintf(&b, "_%s_\n\n", footer)
 	}
 	fmt.Fprintf(&b, "_Session stopped: %s._\n", stop)
 	return b.String()

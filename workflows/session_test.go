@@ -304,7 +304,7 @@ func TestReasonSendsSchemaForm(t *testing.T) {
 			if loose {
 				want = din.LooseSchema()
 			}
-			n := 0
+			n, verdicts := 0, 0
 			for _, q := range r.llm.Requests() {
 				if q.Path != "/v1/chat/completions" || q.Body == "" {
 					continue
@@ -328,13 +328,22 @@ func TestReasonSendsSchemaForm(t *testing.T) {
 				if js.Schema == nil {
 					continue // an assembly call: free text
 				}
+				if strings.HasPrefix(q.User, "Check these citations") {
+					// The citation verdicts have their own schema, sent in the
+					// same form (docs/citations.md).
+					verdicts++
+					if js.Strict == loose || !bytes.Contains(js.Schema, []byte(`"verdicts"`)) {
+						t.Errorf("verification call: strict %v, schema %.120s…", js.Strict, js.Schema)
+					}
+					continue
+				}
 				n++
 				if js.Strict == loose || !bytes.Equal(js.Schema, want) {
 					t.Errorf("strict %v, schema %.120s…; want strict %v and the %s form", js.Strict, js.Schema, !loose, map[bool]string{false: "strict", true: "loose"}[loose])
 				}
 			}
-			if n == 0 {
-				t.Error("no reasoning call carried a schema")
+			if n == 0 || verdicts == 0 {
+				t.Errorf("%d reasoning and %d verification calls carried a schema", n, verdicts)
 			}
 		})
 	}
@@ -346,6 +355,9 @@ func TestReasonSendsSchemaForm(t *testing.T) {
 func TestStatsCountCompositionCalls(t *testing.T) {
 	const delay = 30 * time.Millisecond
 	s := lethetest.Script(t, "battery_no_ready")
+	// The script's default answer (what the summary and citation checks
+	// get) as a rule, so that every call takes the delay.
+	s.Rules = append(s.Rules, llmtest.Rule{Name: "default", Reply: llmtest.DefaultReply})
 	for i := range s.Rules {
 		s.Rules[i].DelayMS = int(delay.Milliseconds())
 	}

@@ -1,0 +1,295 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+	"unicode"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/llm"
+)
+
+// verifySystem asks for an entailment judgement per item, with the span
+// that shows it: the quote is what makes a "supported" checkable.
+const verifySystem = `You check the citations of a research report. Each item gives one sentence of the report and an excerpt of the source it cites.
+For each item decide whether the excerpt supports the sentence: it states the same fact, or a fact that directly implies it. A sentence that says more than the excerpt, or something else, is not supported.
+If it is supported, copy the span of the excerpt that supports it, word for word, as "quote". If not, "supported" is false and "quote" is "".
+Answer with JSON only: {"verdicts":[{"i":<item number>,"supported":true|false,"quote":"..."}]} with one verdict per item.`
+
+// verifyMinQuote is the shortest quote accepted as proof, in characters
+// (normalised): a shorter span ("the cell") occurs in almost any source.
+const verifyMinQuote = 12
+
+// VerifyCitations judges one batch of cited pairs: it loads the evidence
+// text of each cited source, asks the model whether the passages nearest
+// the sentence support it, and accepts a "supported" only when the quote
+// the model gives occurs in that source's stored evidence. An answer that
+// cannot be read gets one repair call; a batch still unread is Unchecked.
+// The verdicts are stored, so a retry after a crash does not ask again.
+func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (VerifyResult, error) {
+	key := verifyKey(in)
+	var res VerifyResult
+	if ok, err := getBlob(ctx, a.Store, in.SessionID, key, &res); err != nil || ok {
+		return res, err
+	}
+	sources, err := a.sourceTexts(ctx, in.SessionID)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	chars := orDefault(in.SourceChars, config.Defaults().Assembly.VerifySourceChars)
+	user := verifyPrompt(in.Items, sources, chars)
+	req := llm.ChatRequest{System: verifySystem, User: user, MaxTokens: orDefault(in.MaxTokens, config.Defaults().LLM.ComposeTokens), NoThink: true}
+	if in.Schema {
+		req.Schema, req.SchemaName, req.SchemaStrict = verdictSchema, "citation_verdicts", !in.SchemaLoose
+	}
+	text, err := a.verifyCall(ctx, in, req, &res)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	verdicts, perr := ParseVerdicts(text, in.Items, sources)
+	if perr != nil {
+		res.RepairCalls++
+		req.User = fmt.Sprintf("%s\n\nYour previous answer:\n%s\n\nIt could not be used: %v. Answer again with JSON only, one verdict per item.", user, truncate(text, 2000), perr)
+		if text, err = a.verifyCall(ctx, in, req, &res); err != nil {
+			return VerifyResult{}, err
+		}
+		if verdicts, perr = ParseVerdicts(text, in.Items, sources); perr != nil {
+			logger(ctx, in.SessionID).Warn("citation verdicts unreadable after a repair; batch unchecked", "batch", in.Batch, "error", perr)
+		}
+	}
+	res.Verdicts = verdicts
+	return res, putBlob(ctx, a.Store, in.SessionID, key, res)
+}
+
+// verifyCall is one no-think call; an outage or a shutdown is returned as
+// it is (the Guard classifies it, the workflow waits it out), a refusal
+// as non-retryable.
+func (a *Activities) verifyCall(ctx context.Context, in VerifyInput, req llm.ChatRequest, res *VerifyResult) (string, error) {
+	r, err := a.Chat.Complete(ctx, req, func(tokens int) { activity.RecordHeartbeat(ctx, tokens) })
+	if err != nil {
+		err = fmt.Errorf("verify citations batch %d: %w", in.Batch, err)
+		if llm.IsRetryable(err) || ctx.Err() != nil {
+			return "", err
+		}
+		return "", nonRetryable(ErrLLM, err)
+	}
+	res.Calls++
+	res.Tokens += r.Usage.TotalTokens
+	res.PromptTokens += r.Usage.PromptTokens
+	res.CompletionTokens += r.Usage.CompletionTokens
+	res.LatencyMS += r.Latency.Milliseconds()
+	m := activity.GetMetricsHandler(ctx)
+	m.Timer("lethe_llm_latency").Record(r.Latency)
+	m.Counter("lethe_llm_calls_total").Inc(1)
+	logger(ctx, in.SessionID).Info("citations judged", "batch", in.Batch, "items", len(in.Items),
+		"prompt_tokens", r.Usage.PromptTokens, "completion_tokens", r.Usage.CompletionTokens, "latency_ms", r.Latency.Milliseconds())
+	return r.Content, nil
+}
+
+// sourceTexts is the stored evidence text of each source URL of the session.
+func (a *Activities) sourceTexts(ctx context.Context, session string) (map[string][]string, error) {
+	ev, err := a.Store.Evidence(ctx, session, "")
+	if err != nil {
+		return nil, fmt.Errorf("verify citations: read evidence: %w", err)
+	}
+	out := map[string][]string{}
+	for _, e := range ev {
+		if e.SourceURL != "" && strings.TrimSpace(e.Content) != "" {
+			out[e.SourceURL] = append(out[e.SourceURL], e.Content)
+		}
+	}
+	return out, nil
+}
+
+func verifyKey(in VerifyInput) string {
+	h := fnv.New64a()
+	b, _ := json.Marshal(in.Items)
+	h.Write(b)
+	return fmt.Sprintf("assembly/verify/%d-%x", in.Batch, h.Sum64())
+}
+
+var verdictSchema = []byte(`{"type":"object","properties":{"verdicts":{"type":"array","items":{"type":"object",` +
+	`"properties":{"i":{"type":"integer"},"supported":{"type":"boolean"},"quote":{"type":"string"}},` +
+	`"required":["i","supported","quote"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
+
+// verifyPrompt lists the items: each sentence with the passages of its
+// source nearest to it, bounded to chars.
+func verifyPrompt(items []VerifyItem, sources map[string][]string, chars int) string {
+	var b strings.Builder
+	b.WriteString("Check these citations.\n")
+	for _, it := range items {
+		ex := Excerpt(it.Sentence, sources[it.URL], chars)
+		if ex == "" {
+			ex = "(no stored text for this source)"
+		}
+		fmt.Fprintf(&b, "\nItem %d\nSentence: %s\nSource [%d] excerpt: %s\n", it.I, it.Sentence, it.N, ex)
+	}
+	b.WriteString("\nFor each item: does the excerpt support the sentence? Answer with the JSON verdicts.\n")
+	return b.String()
+}
+
+// Excerpt is the passages of a source nearest to the sentence (most words
+// in common, ties to the earlier passage), in source order, joined by
+// " … " and bounded to chars. Passages are the source's lines and
+// sentences, cut at chars.
+func Excerpt(sentence string, texts []string, chars int) string {
+	var passages []string
+	for _, t := range texts {
+		for _, line := range strings.Split(t, "\n") {
+			for _, p := range splitPassage(strings.Join(strings.Fields(line), " "), chars) {
+				if p != "" {
+					passages = append(passages, p)
+				}
+			}
+		}
+	}
+	want := wordSet(sentence)
+	score := make([]int, len(passages))
+	order := make([]int, len(passages))
+	for i, p := range passages {
+		order[i] = i
+		for w := range wordSet(p) {
+			if want[w] {
+				score[i]++
+			}
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })
+	var pick []int
+	used := 0
+	for _, i := range order {
+		if used > 0 && used+len(passages[i])+3 > chars {
+			continue
+		}
+		pick = append(pick, i)
+		used += len(passages[i]) + 3
+	}
+	sort.Ints(pick)
+	parts := make([]string, len(pick))
+	for k, i := range pick {
+		parts[k] = passages[i]
+	}
+	return truncate(strings.Join(parts, " … "), chars)
+}
+
+// splitPassage cuts a line into sentences, and a sentence longer than
+// chars into pieces of chars.
+func splitPassage(line string, chars int) []string {
+	var out []string
+	for _, s := range strings.SplitAfter(line, ". ") {
+		r := []rune(strings.TrimSpace(s))
+		for len(r) > chars {
+			out = append(out, string(r[:chars]))
+			r = r[chars:]
+		}
+		out = append(out, string(r))
+	}
+	return out
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) > 2 {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+type rawVerdict struct {
+	I         int    `json:"i"`
+	Supported bool   `json:"supported"`
+	Quote     string `json:"quote"`
+}
+
+// ParseVerdicts reads the model's answer: {"verdicts":[…]} or a bare
+// array, possibly in a code fence or after some text. A verdict for an
+// unknown item is ignored; an item without one is Unchecked. A
+// "supported" whose quote (at least verifyMinQuote characters) does not
+// occur in the cited source's stored evidence is Unsupported. An answer
+// with no verdict for any item is an error (the caller repairs once).
+func ParseVerdicts(content string, items []VerifyItem, sources map[string][]string) ([]VerifyVerdict, error) {
+	raw, err := decodeVerdicts(content)
+	byI := map[int]rawVerdict{}
+	for _, r := range raw {
+		if _, dup := byI[r.I]; !dup {
+			byI[r.I] = r
+		}
+	}
+	out := make([]VerifyVerdict, len(items))
+	found := 0
+	for k, it := range items {
+		out[k] = VerifyVerdict{I: it.I, Status: contract.Unchecked}
+		r, ok := byI[it.I]
+		if !ok {
+			continue
+		}
+		found++
+		out[k].Status = contract.Unsupported
+		if r.Supported && QuoteInSource(r.Quote, sources[it.URL]) {
+			out[k].Status, out[k].Quote = contract.Supported, truncate(strings.TrimSpace(r.Quote), 300)
+		}
+	}
+	switch {
+	case err != nil:
+		return out, err
+	case found == 0 && len(items) > 0:
+		return out, errors.New("no verdict names an item of this batch")
+	}
+	return out, nil
+}
+
+func decodeVerdicts(content string) ([]rawVerdict, error) {
+	s := strings.TrimSpace(content)
+	i := strings.IndexAny(s, "{[")
+	if i < 0 {
+		return nil, errors.New("no JSON in the answer")
+	}
+	dec := json.NewDecoder(strings.NewReader(s[i:]))
+	if s[i] == '[' {
+		var arr []rawVerdict
+		if err := dec.Decode(&arr); err != nil {
+			return nil, fmt.Errorf("invalid JSON: %v", err)
+		}
+		return arr, nil
+	}
+	var obj struct {
+		Verdicts []rawVerdict `json:"verdicts"`
+	}
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	return obj.Verdicts, nil
+}
+
+// QuoteInSource says whether quote occurs in one of the source's texts,
+// compared case-folded with spaces, quotes and dashes normalised and a
+// leading or trailing ellipsis dropped.
+func QuoteInSource(quote string, texts []string) bool {
+	q := normalizeQuote(quote)
+	q = strings.Trim(q, " .…\"'")
+	if len([]rune(q)) < verifyMinQuote {
+		return false
+	}
+	for _, t := range texts {
+		if strings.Contains(normalizeQuote(t), q) {
+			return true
+		}
+	}
+	return false
+}
+
+var quoteFold = strings.NewReplacer("“", `"`, "”", `"`, "‘", "'", "’", "'", "–", "-", "—", "-", "\u00a0", " ")
+
+func normalizeQuote(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(quoteFold.Replace(s)), " "))
+}

@@ -1,0 +1,87 @@
+package activities
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/lethe-research/lethe/contract"
+)
+
+func TestQuoteInSource(t *testing.T) {
+	src := []string{"Garnet LLZO electrolytes typically show critical current densities below 1 mA/cm2.\nOther text."}
+	for _, c := range []struct {
+		quote string
+		want  bool
+	}{
+		{"critical current densities below 1 mA/cm2", true},
+		{"  CRITICAL   current\ndensities ", true},           // case and spaces
+		{"…typically show critical current…", true},          // ellipses dropped
+		{"“Garnet LLZO electrolytes”", true},                 // surrounding quotes dropped
+		{"Garnet LLZO electrolytes", true},                   // exactly
+		{"critical current densities above 1 mA/cm2", false}, // not in the source
+		{"LLZO", false}, // too short to prove anything
+		{"", false},
+	} {
+		if got := QuoteInSource(c.quote, src); got != c.want {
+			t.Errorf("%q: %v, want %v", c.quote, got, c.want)
+		}
+	}
+}
+
+func TestParseVerdicts(t *testing.T) {
+	items := []VerifyItem{{I: 4, N: 1, URL: "u1"}, {I: 5, N: 3, URL: "u3"}}
+	sources := map[string][]string{"u1": {"Dendrites grow along grain boundaries of the electrolyte."}, "u3": {"Thermal runaway starts above 150 C."}}
+	for _, c := range []struct {
+		name    string
+		content string
+		want    []string
+		err     bool
+	}{
+		{"both judged", `{"verdicts":[{"i":4,"supported":true,"quote":"grow along grain boundaries"},{"i":5,"supported":false,"quote":""}]}`,
+			[]string{contract.Supported, contract.Unsupported}, false},
+		{"supported with a quote not in the source", `{"verdicts":[{"i":4,"supported":true,"quote":"dendrites never form in solids"},{"i":5,"supported":true,"quote":"Thermal runaway starts above 150 C"}]}`,
+			[]string{contract.Unsupported, contract.Supported}, false},
+		{"supported with the other source's quote", `{"verdicts":[{"i":4,"supported":true,"quote":"Thermal runaway starts above"}]}`,
+			[]string{contract.Unsupported, contract.Unchecked}, false},
+		{"bare array in a fence", "```json\n[{\"i\":5,\"supported\":true,\"quote\":\"runaway starts above 150\"}]\n```",
+			[]string{contract.Unchecked, contract.Supported}, false},
+		{"unknown items only", `{"verdicts":[{"i":1,"supported":true,"quote":"x"}]}`, []string{contract.Unchecked, contract.Unchecked}, true},
+		{"not JSON", `The first is supported.`, []string{contract.Unchecked, contract.Unchecked}, true},
+		{"DIN answer", `{"ops":[]}`, []string{contract.Unchecked, contract.Unchecked}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseVerdicts(c.content, items, sources)
+			var st []string
+			for k, v := range got {
+				st = append(st, v.Status)
+				if v.I != items[k].I {
+					t.Errorf("verdict %d is for item %d", k, v.I)
+				}
+			}
+			if !reflect.DeepEqual(st, c.want) || (err != nil) != c.err {
+				t.Errorf("got %v, %v; want %v, error %v", st, err, c.want, c.err)
+			}
+		})
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	texts := []string{"Intro about batteries. Dendrites grow along grain boundaries. Unrelated cooking text.\nThe cathode swells and loses contact."}
+	for _, c := range []struct {
+		sentence string
+		chars    int
+		want     string
+	}{
+		{"Lithium dendrites grow at grain boundaries", 45, "Dendrites grow along grain boundaries."},
+		{"Lithium dendrites grow at grain boundaries", 80, "Intro about batteries. … Dendrites grow along grain boundaries."}, // ties: the earlier passage
+		{"The cathode loses contact", 40, "The cathode swells and loses contact."},
+		{"anything", 10, "Intro abou"}, // no overlap: the first passage, cut
+	} {
+		if got := Excerpt(c.sentence, texts, c.chars); got != c.want {
+			t.Errorf("%q (%d): %q, want %q", c.sentence, c.chars, got, c.want)
+		}
+	}
+	if got := Excerpt("x", nil, 100); got != "" {
+		t.Errorf("no texts: %q", got)
+	}
+}

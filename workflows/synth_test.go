@@ -1,0 +1,60 @@
+package workflows_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+)
+
+// The report as a synthesis: an outline of the sections, each section a
+// paragraph written from its extracted facts and citing their sources,
+// then the summary; every citation verified.
+func TestSynthesisReport(t *testing.T) {
+	s := lethetest.Script(t, "battery_no_ready")
+	// A section call answers with prose citing the first fact's source,
+	// and quotes that fact's opening to the judge; the summary cites [1].
+	section := llmtest.Rule{
+		Name:   "section",
+		Match:  []string{`the section "(?P<title>[^"]{10,40})`, `(?m)^Facts:\n\[(?P<n>\d+)\] `},
+		Expand: true,
+		Reply:  "## Heading the model added\n\n- The research on ${title} finds a clear mechanism [${n}].\n- It matters for the whole cell [${n}].",
+	}
+	summary := llmtest.Rule{Name: "summary", Match: []string{`^Summarize this report`}, Reply: "Both dendrites and interfaces make solid-state cells fail [1]."}
+	judge := llmtest.Rule{Name: "judge", Match: []string{`^Check these citations`}, Reply: `{"verdicts":[{"i":0,"supported":false,"quote":""}]}`}
+	s.Rules = append([]llmtest.Rule{judge, summary, section}, s.Rules...)
+	r := runSession(t, s, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	used := rulesUsed(r.llm)
+	// Two sections; one has evidence (the other task finished on the
+	// first one's search) and is written from its facts, the other is its
+	// task's result as collected.
+	if used["section"] != 1 || used["summary"] != 1 || used["compose"] != 0 {
+		t.Fatalf("rules used %v\n%s", used, r.res.Report)
+	}
+	rep := r.res.Report
+	order := []string{"## Outline\n\n1. Find how", "\n2. Find how", "\n## Find how", "\n## Find how", "finds a clear mechanism [", "\n## Summary\n\nBoth dendrites", "## Sources", "_Citations verified:"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(rep[at:], want)
+		if i < 0 {
+			t.Fatalf("report lacks %q after byte %d:\n%s", want, at, rep)
+		}
+		at += i + len(want)
+	}
+	if strings.Contains(rep, "Heading the model added") || regexp.MustCompile(`(?m)^- `).MatchString(rep) {
+		t.Errorf("the model's heading or list survived:\n%s", rep)
+	}
+	// The judge rejects pair 0 (the first section's first sentence) and
+	// leaves the rest unchecked: one removed, precision 0 of 1.
+	if p := r.res.CitationPrecision; p == nil || *p != 0 || r.res.CitationsUnsupported != 1 || r.res.CitationsUnchecked == 0 {
+		t.Errorf("precision %v, unsupported %d, unchecked %d", p, r.res.CitationsUnsupported, r.res.CitationsUnchecked)
+	}
+	if !strings.Contains(rep, "finds a clear mechanism [unverified].") {
+		t.Errorf("the rejected sentence is not marked:\n%s", rep)
+	}
+}

@@ -1,0 +1,115 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/contract"
+)
+
+// changeVerify adds the verified-citations stage after the report's body
+// is written, on every path (composed, root shortcut, extractive): one
+// VerifyCitations activity per batch of cited pairs (docs/citations.md).
+const changeVerify = "verify-citations"
+
+// verified is what the stage gives the report and the result.
+type verified struct {
+	counts contract.CitationCounts
+	cited  map[int]bool
+	footer string
+}
+
+// verifyCitations judges every cited (sentence, source) pair of the body
+// in batches (in parallel; the worker's LLM slots bound them), removes the
+// unsupported citations and marks the sentences left with none. A batch
+// that fails, or a model that stays down past the tolerance, leaves its
+// citations as written and unchecked: verification never loses the
+// report. The body comes back as one part.
+func (s *session) verifyCitations(ctx workflow.Context, body []string, sources []contract.Source) ([]string, verified, error) {
+	parts := make([]string, 0, len(body))
+	for _, p := range body {
+		parts = append(parts, strings.TrimSpace(p))
+	}
+	text := strings.Join(parts, "\n\n")
+	sents := contract.SplitSentences(text)
+	pairs := contract.CitedPairs(sents)
+	urls := map[int]string{}
+	for _, src := range sources {
+		urls[src.N] = src.URL
+	}
+	status := map[int]string{}
+	a := s.cfg.Assembly
+	batches := contract.VerifyBatches(pairs, a.VerifyBatchTokens, a.VerifySourceChars, s.cfg.LLM.ComposeTokens)
+	results := make([]contract.VerifyResult, len(batches))
+	errs := make([]error, len(batches))
+	wg := workflow.NewWaitGroup(ctx)
+	left := s.cfg.Budget.MaxTokens - s.st.TokensUsed() // budget.max_tokens is a hard limit (docs/token-budget.md)
+	overBudget := 0
+	for i, b := range batches {
+		if left -= contract.BatchTokens(b, a.VerifySourceChars, s.cfg.LLM.ComposeTokens); left < 0 { // its pairs stay unchecked
+			overBudget++
+			continue
+		}
+		in := contract.VerifyInput{
+			SessionID: s.id, Batch: i + 1, SourceChars: a.VerifySourceChars, MaxTokens: s.cfg.LLM.ComposeTokens,
+			Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose,
+		}
+		for _, p := range b {
+			if urls[p.N] == "" { // not a source of the report: nothing can support it
+				status[p.I] = contract.Unsupported
+				continue
+			}
+			in.Items = append(in.Items, contract.VerifyItem{I: p.I, Sentence: p.Text, N: p.N, URL: urls[p.N]})
+		}
+		if len(in.Items) == 0 {
+			continue
+		}
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			lctx := summarized(composeCtx(ctx, s.cfg), "verify citations, batch %d of %d", i+1, len(batches))
+			errs[i] = s.exec(ctx, lctx, acts.VerifyCitations, in, &results[i])
+		})
+	}
+	wg.Wait(ctx)
+	if err := ctx.Err(); err != nil {
+		return body, verified{}, err
+	}
+	unreached := 0
+	for i, r := range results {
+		if errs[i] != nil {
+			s.log.Error("citation batch not verified; its citations stand unchecked", "batch", i+1, "error", errs[i])
+			unreached++
+			continue
+		}
+		s.countVerify(r)
+		for _, v := range r.Verdicts {
+			status[v.I] = v.Status
+		}
+	}
+	out, counts := contract.ApplyVerdicts(text, sents, status)
+	v := verified{counts: counts, cited: map[int]bool{}, footer: counts.Footer()}
+	if unreached > 0 {
+		v.footer += " The model could not be asked about some citations (see the worker log)."
+	}
+	if overBudget > 0 {
+		v.footer += fmt.Sprintf(" %d of %d verification batches were left out: budget.max_tokens was reached.", overBudget, len(batches))
+	}
+	for _, n := range contract.MarkedNumbers(out) {
+		v.cited[n] = true
+	}
+	s.log.Info("citations verified", "pairs", counts.Pairs, "supported", counts.Supported, "unsupported", counts.Unsupported,
+		"unchecked", counts.Unchecked, "marked", counts.Marked, "batches", len(batches))
+	return []string{out}, v, nil
+}
+
+func (s *session) countVerify(r contract.VerifyResult) {
+	s.st.Stats.LLMCalls += r.Calls
+	s.st.Stats.RepairCalls += r.RepairCalls
+	s.st.Tokens += r.Tokens
+	s.st.Stats.PromptTokens += r.PromptTokens
+	s.st.Stats.CompletionToken += r.CompletionTokens
+	s.st.Stats.LLMLatencyMS += r.LatencyMS
+}
