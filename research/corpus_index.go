@@ -59,7 +59,6 @@ func (c *Corpus) Search(ctx context.Context, q string, limit int) ([]Hit, error)
 	return c.limits.Hits(hits), nil
 }
 
-
 // SearchPassages returns the best limit passages for q, hybrid-ranked as
 // Search describes, with their scores. It does not refresh the index.
 func (c *Corpus) SearchPassages(ctx context.Context, q string, limit int) ([]Passage, []float64, error) {
