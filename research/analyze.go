@@ -92,6 +92,30 @@ func Snippet(text, q string) string {
 	return cutSnippet(text, occs[bi].start, occs[bj].end)
 }
 
+// matchKeys are lowercase substrings that every chunk matching q contains
+// at least one of: q's words and their analyzed stems, stems cut by a rune
+// when longer than four bytes (Porter turns "happy" into "happi").
+func matchKeys(q string) []string {
+	var keys []string
+	for _, t := range analyze(q) {
+		k := t.term
+		if len(k) > 4 {
+			k = k[:len(k)-1]
+		}
+		keys = append(keys, k, strings.ToLower(q[t.start:t.end]))
+	}
+	return keys
+}
+
+func containsAny(s string, keys []string) bool {
+	for _, k := range keys {
+		if k != "" && strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // SelectChunks picks the chunks of one page worth embedding: at most n of
 // them, by BM25 against query (the research query and, when known, the
 // task it serves), and returns their indices in page order. Why: embedding
@@ -123,7 +147,10 @@ func SelectChunks(chunks []string, query string, n int) []int {
 }
 
 // chunkScores is the BM25 score of every chunk for query (0 where it
-// matches nothing or the index fails: the page order decides then).
+// matches nothing or the index fails: the page order decides then). Only
+// chunks that contain a query term (matchKeys, a cheap superset test) are
+// indexed: analysis is the expensive part (seconds for a 4 MiB page), and
+// the collection statistics of BM25 are then those of the matching chunks.
 func chunkScores(chunks []string, query string) []float64 {
 	scores := make([]float64, len(chunks))
 	if strings.TrimSpace(query) == "" {
@@ -134,8 +161,12 @@ func chunkScores(chunks []string, query string) []float64 {
 		return scores
 	}
 	defer idx.Close()
+	keys := matchKeys(query)
 	b := idx.NewBatch()
 	for i, ch := range chunks {
+		if !containsAny(strings.ToLower(ch), keys) {
+			continue // shares no term with the query: score 0
+		}
 		if err := b.Index(strconv.Itoa(i), map[string]any{"kind": kindPassage, "text": ch}); err != nil {
 			return scores
 		}

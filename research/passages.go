@@ -94,12 +94,12 @@ func passageMapping() mapping.IndexMapping {
 	kw := bleve.NewKeywordFieldMapping()
 	kw.IncludeTermVectors = false
 	dm.AddFieldMappingsAt("kind", kw)
-	for _, f := range []string{"rel", "hash", "err"} {
+	for _, f := range []string{"rel", "hash", "err", "size", "mtime"} {
 		s := bleve.NewKeywordFieldMapping()
 		s.Index, s.IncludeTermVectors, s.IncludeInAll = false, false, false
 		dm.AddFieldMappingsAt(f, s)
 	}
-	for _, f := range []string{"n", "start", "size", "mtime", "passages"} {
+	for _, f := range []string{"n", "start", "passages"} {
 		s := bleve.NewNumericFieldMapping()
 		s.Index, s.IncludeInAll = false, false
 		dm.AddFieldMappingsAt(f, s)
@@ -161,11 +161,12 @@ func openSlot(dir string, meta indexMeta) (*passageIndex, error) {
 	bdir := filepath.Join(dir, "bleve")
 	rt := map[string]interface{}{"bolt_timeout": lockWait.String()}
 	idx, err := bleve.OpenUsing(bdir, rt)
+	ok := err == nil // (a failed open returns a typed nil, not nil)
 	switch {
-	case err == nil:
+	case ok:
 		if why := checkMeta(idx, meta); why != "" {
 			_ = idx.Close()
-			idx, p.rebuilt = nil, why
+			ok, p.rebuilt = false, why
 		}
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
 	case isLockTimeout(err):
@@ -174,7 +175,7 @@ func openSlot(dir string, meta indexMeta) (*passageIndex, error) {
 	default:
 		p.rebuilt = "cannot open: " + err.Error()
 	}
-	if idx == nil {
+	if !ok {
 		if err := os.RemoveAll(bdir); err != nil {
 			_ = emb.Close()
 			return nil, fmt.Errorf("research: remove corpus index %s: %w", bdir, err)
@@ -254,7 +255,7 @@ func (p *passageIndex) records() (map[string]fileRecord, error) {
 		for _, h := range res.Hits {
 			rel, _ := h.Fields["rel"].(string)
 			out[rel] = fileRecord{
-				Size: int64(num(h.Fields["size"])), MTime: int64(num(h.Fields["mtime"])),
+				Size: atoi64(h.Fields["size"]), MTime: atoi64(h.Fields["mtime"]),
 				Hash: str(h.Fields["hash"]), Title: str(h.Fields["title"]),
 				Passages: int(num(h.Fields["passages"])), Err: str(h.Fields["err"]),
 			}
@@ -264,6 +265,13 @@ func (p *passageIndex) records() (map[string]fileRecord, error) {
 		}
 	}
 	return out, nil
+}
+
+// atoi64 reads an int64 stored as a decimal string (a float64 would lose
+// the nanoseconds of an mtime).
+func atoi64(v any) int64 {
+	n, _ := strconv.ParseInt(str(v), 10, 64)
+	return n
 }
 
 func num(v any) float64 {
@@ -304,7 +312,7 @@ func putFile(b *bleve.Batch, rel string, old *fileRecord, rec fileRecord, ps []P
 		}
 	}
 	return b.Index(docID(rel), map[string]any{
-		"kind": kindDoc, "rel": rel, "title": rec.Title, "size": float64(rec.Size), "mtime": float64(rec.MTime),
+		"kind": kindDoc, "rel": rel, "title": rec.Title, "size": strconv.FormatInt(rec.Size, 10), "mtime": strconv.FormatInt(rec.MTime, 10),
 		"hash": rec.Hash, "passages": float64(rec.Passages), "err": rec.Err,
 	})
 }
