@@ -666,7 +666,7 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest evidence: %w", err)
 	}
-	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal)}
+	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal), seen: map[string]bool{}}
 	for _, e := range held {
 		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
@@ -776,6 +776,7 @@ type ingestState struct {
 	before    int         // len(held) before this batch: the evidence held
 	res       IngestResult
 	cands     []ingestChunk
+	seen      map[string]bool // chunk texts of the batch judged so far
 	items     []graph.Evidence
 	igSum     float64
 	cos       []float64
@@ -855,7 +856,18 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 	if len(all) == 0 {
 		return nil
 	}
-	keep := research.SelectChunks(all, st.query, r.MaxChunksEmbedded)
+	// A chunk seen earlier in the batch (overlapping passage windows of one
+	// document) is judged once.
+	var keep []int
+	for _, i := range research.SelectChunks(all, st.query, r.MaxChunksEmbedded) {
+		if !st.seen[all[i]] {
+			st.seen[all[i]] = true
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
 	chunks := make([]string, len(keep))
 	for j, i := range keep {
 		chunks[j] = all[i]

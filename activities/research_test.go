@@ -95,7 +95,8 @@ func TestResearchActivities(t *testing.T) {
 	for _, c := range disc.Candidates {
 		urls[c.URL] = true
 	}
-	if !urls["corpus:///dendrites.md"] || !urls["corpus:///dendrites_talk.wav"] {
+	// Corpus hits are passages (the talk's only passage is its name).
+	if !urls["corpus:///dendrites.md?passage=0"] || !urls["corpus:///dendrites_talk.wav?passage=0"] {
 		t.Fatalf("candidates %+v", disc.Candidates)
 	}
 
