@@ -80,3 +80,4 @@ func SelectRelevant(c []ChunkCandidate, sim func(i, j int) float64, lambda float
 		}
 	}
 }
+

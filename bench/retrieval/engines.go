@@ -142,6 +142,13 @@ func (e *engines) all(ctx context.Context, q string) (map[string][]string, error
 		return nil, fmt.Errorf("new: %w", err)
 	}
 	out["new"] = nw
+	hy, _, err := e.c.SearchPassages(ctx, q, e.p.k)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range hy {
+		out["hybrid-5"] = append(out["hybrid-5"], p.Text)
+	}
 	return out, nil
 }
 

@@ -33,24 +33,40 @@ import (
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/research"
 )
+
+// testEmbedder is the deterministic test embedding (hashed words and
+// bigrams, llmtest.Embedding): a lexical stand-in when no model server is
+// free, so the rerank it gives is not a semantic one.
+type testEmbedder struct{}
+
+func (testEmbedder) Embed(_ context.Context, kind llm.EmbedKind, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = llmtest.Embedding(t, 384)
+	}
+	return out, nil
+}
 
 func main() {
 	corpus := flag.String("corpus", "/usr/share/doc/debian-reference-en/docs", "Debian Reference HTML directory")
-	embedURL := flag.String("embed", "http://127.0.0.1:8081", "embedding server (OpenAI-compatible)")
+	embedURL := flag.String("embed", "http://127.0.0.1:8081", `embedding server (OpenAI-compatible), or "llmtest" for the deterministic test embedding (lexical: no model)`)
 	indexDir := flag.String("index", "", "passage index directory (default: a temporary one)")
 	n := flag.Int("n", 0, "questions (stratified subset; 0: all)")
 	k := flag.Int("k", 5, "top-k documents/passages")
 	maxChars := flag.Int("max-chars", 0, "Ingest character budget (0: research.ingest_max_chars)")
 	verbose := flag.Bool("v", false, "one line per question")
+	lambda := flag.Float64("lambda", 0, "Ingest MMR λ (0: research.ingest_lambda)")
 	flag.Parse()
-	if err := run(*corpus, *embedURL, *indexDir, *n, *k, *maxChars, *verbose); err != nil {
+	if err := run(*corpus, *embedURL, *indexDir, *n, *k, *maxChars, *lambda, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(corpus, embedURL, indexDir string, n, k, maxChars int, verbose bool) error {
+func run(corpus, embedURL, indexDir string, n, k, maxChars int, lambda float64, verbose bool) error {
 	ctx := context.Background()
 	qs, err := questions.DebianReference()
 	if err != nil {
@@ -61,12 +77,19 @@ func run(corpus, embedURL, indexDir string, n, k, maxChars int, verbose bool) er
 	}
 	def := config.Defaults()
 	ecfg := def.Embed
-	emb := newCachedEmbedder(llm.NewEmbedClient(llm.EmbedConfig{BaseURL: embedURL, Model: ecfg.Model, Timeout: 5 * time.Minute,
-		BatchSize: ecfg.BatchSize, QueryPrefix: ecfg.QueryPrefix, DocPrefix: ecfg.DocPrefix}, nil))
+	var base research.Embedder = llm.NewEmbedClient(llm.EmbedConfig{BaseURL: embedURL, Model: ecfg.Model, Timeout: 30 * time.Minute,
+		BatchSize: ecfg.BatchSize, QueryPrefix: ecfg.QueryPrefix, DocPrefix: ecfg.DocPrefix}, nil)
+	if embedURL == "llmtest" {
+		base = testEmbedder{}
+	}
+	emb := newCachedEmbedder(base)
 	p := params{chunkChars: def.Research.ChunkChars, perPage: def.Research.MaxChunksPerPage, embedded: def.Research.MaxChunksEmbedded,
 		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k}
 	if maxChars > 0 {
 		p.maxChars = maxChars
+	}
+	if lambda > 0 {
+		p.lambda = lambda
 	}
 	if indexDir == "" {
 		d, err := os.MkdirTemp("", "lethe-retrieval-")
@@ -83,7 +106,7 @@ func run(corpus, embedURL, indexDir string, n, k, maxChars int, verbose bool) er
 	defer eng.close()
 	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages; %d questions\n", eng.stats.Docs, eng.stats.Passages, len(qs))
 	rows := map[string]*row{}
-	names := []string{"old", "bm25-5", "new"}
+	names := []string{"old", "bm25-5", "hybrid-5", "new"}
 	for _, name := range names {
 		rows[name] = &row{name: name}
 	}
@@ -118,8 +141,12 @@ func chars(texts []string) int {
 
 // htmlFiles lists the corpus's HTML files, relative and slash-separated.
 func htmlFiles(root string) ([]string, error) {
+	root, err := filepath.EvalSymlinks(root) // the package's docs is a symlink
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(strings.ToLower(p), ".html") {
 			return err
 		}
