@@ -80,4 +80,3 @@ func SelectRelevant(c []ChunkCandidate, sim func(i, j int) float64, lambda float
 		}
 	}
 }
-
