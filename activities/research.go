@@ -666,7 +666,7 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest evidence: %w", err)
 	}
-	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal), seen: map[string]bool{}}
+	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal), seen: map[string]int{}}
 	for _, e := range held {
 		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
@@ -776,7 +776,7 @@ type ingestState struct {
 	before    int         // len(held) before this batch: the evidence held
 	res       IngestResult
 	cands     []ingestChunk
-	seen      map[string]bool // chunk texts of the batch judged so far
+	seen      map[string]int // chunk text → its index in cands
 	items     []graph.Evidence
 	igSum     float64
 	cos       []float64
@@ -857,14 +857,23 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 		return nil
 	}
 	// A chunk seen earlier in the batch (overlapping passage windows of one
-	// document) is judged once.
+	// document, mirrored pages) is embedded and offered for keeping once,
+	// but counts again in the mean information gain (with its first
+	// occurrence's vector: a gain near 0), as every chunk read does.
 	var keep []int
+	repeats := 0
 	for _, i := range research.SelectChunks(all, st.query, r.MaxChunksEmbedded) {
-		if !st.seen[all[i]] {
-			st.seen[all[i]] = true
+		first, ok := st.seen[all[i]]
+		if !ok {
 			keep = append(keep, i)
+			continue
 		}
+		v := st.cands[first].v
+		st.igSum += algebra.InformationGain(v, st.held)
+		st.held = append(st.held, v)
+		repeats++
 	}
+	st.res.Chunks += repeats
 	if len(keep) == 0 {
 		return nil
 	}
@@ -884,6 +893,9 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 			ig: algebra.InformationGain(v, st.held), cg: algebra.Cosine(v, st.goal)}
 		st.igSum += c.ig
 		st.held = append(st.held, v) // later chunks are judged against earlier ones too
+		if _, dup := st.seen[chunks[j]]; !dup {
+			st.seen[chunks[j]] = len(st.cands)
+		}
 		st.cands = append(st.cands, c)
 	}
 	st.res.Chunks += len(chunks)
