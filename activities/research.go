@@ -666,7 +666,7 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest evidence: %w", err)
 	}
-	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal), seen: map[string]int{}}
+	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal)}
 	for _, e := range held {
 		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
@@ -776,7 +776,6 @@ type ingestState struct {
 	before    int         // len(held) before this batch: the evidence held
 	res       IngestResult
 	cands     []ingestChunk
-	seen      map[string]int // chunk text → its index in cands
 	items     []graph.Evidence
 	igSum     float64
 	cos       []float64
@@ -856,24 +855,10 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 	if len(all) == 0 {
 		return nil
 	}
-	// A chunk seen earlier in the batch (overlapping passage windows of one
-	// document, mirrored pages) is embedded and offered for keeping once,
-	// but counts again in the mean information gain (with its first
-	// occurrence's vector: a gain near 0), as every chunk read does.
-	var keep []int
-	repeats := 0
-	for _, i := range research.SelectChunks(all, st.query, r.MaxChunksEmbedded) {
-		first, ok := st.seen[all[i]]
-		if !ok {
-			keep = append(keep, i)
-			continue
-		}
-		v := st.cands[first].v
-		st.igSum += algebra.InformationGain(v, st.held)
-		st.held = append(st.held, v)
-		repeats++
-	}
-	st.res.Chunks += repeats
+	// (A chunk repeated across the batch, from overlapping passage windows
+	// or mirrored pages, is judged each time, as before: its information
+	// gain is near 0 and the store deduplicates it by content hash.)
+	keep := research.SelectChunks(all, st.query, r.MaxChunksEmbedded)
 	if len(keep) == 0 {
 		return nil
 	}
@@ -893,9 +878,6 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 			ig: algebra.InformationGain(v, st.held), cg: algebra.Cosine(v, st.goal)}
 		st.igSum += c.ig
 		st.held = append(st.held, v) // later chunks are judged against earlier ones too
-		if _, dup := st.seen[chunks[j]]; !dup {
-			st.seen[chunks[j]] = len(st.cands)
-		}
 		st.cands = append(st.cands, c)
 	}
 	st.res.Chunks += len(chunks)
