@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
@@ -24,11 +25,16 @@ import (
 
 // CorpusConfig is the local corpus of the worker's config: HTML, Markdown
 // and text always; PDF when pdftotext is available; audio and video when a
-// whisper server is configured (their text is the transcript).
+// whisper server is configured (their text is the transcript). Its passage
+// index lives in research.corpus_index_dir, by default corpus-index next to
+// graph.path; passages are cut as Ingest cuts chunks. The caller sets the
+// Embedder that reranks.
 func CorpusConfig(cfg config.Config) research.CorpusConfig {
 	r := cfg.Research
 	cc := research.CorpusConfig{Root: r.CorpusDir, Extensions: research.DefaultCorpusExtensions(), Extractors: map[string]research.Extractor{},
-		MaxMediaBytes: int64(r.MaxMediaBytes), Limits: researchLimits(cfg)}
+		MaxMediaBytes: int64(r.MaxMediaBytes), Limits: researchLimits(cfg),
+		IndexDir: CorpusIndexDir(cfg), Chunk: research.IngestChunkConfig(r.ChunkChars),
+		Candidates: r.CorpusCandidates, RRFK: r.CorpusRRFK, EmbedModel: cfg.Embed.Model}
 	if pdf := pdfConverter(cfg); pdf != nil {
 		cc.Extensions = append(cc.Extensions, ".pdf")
 		cc.Extractors[".pdf"] = pdf.Extractor()
@@ -40,6 +46,15 @@ func CorpusConfig(cfg config.Config) research.CorpusConfig {
 		cc.Extensions = append(cc.Extensions, research.MediaExtensions()...)
 	}
 	return cc
+}
+
+// CorpusIndexDir is where the worker keeps its corpus index:
+// research.corpus_index_dir, or corpus-index next to the graph file.
+func CorpusIndexDir(cfg config.Config) string {
+	if d := cfg.Research.CorpusIndexDir; d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(cfg.Graph.Path), "corpus-index")
 }
 
 // researchLimits are the bounds on what a page controls (title, URL, text).
@@ -184,10 +199,14 @@ func initBrowser(a *Activities, lim research.Limits) error {
 	return nil
 }
 
-// CloseResearch stops the browser (if one was started).
+// CloseResearch stops the browser (if one was started) and closes the
+// corpus index (releasing its slot for the next worker).
 func (a *Activities) CloseResearch() {
 	if a.Browser != nil {
 		a.Browser.Close()
+	}
+	if a.Corpus != nil {
+		_ = a.Corpus.Close()
 	}
 }
 
@@ -622,10 +641,14 @@ func (a *Activities) transcribeFile(ctx context.Context, m research.MediaRef) (s
 // Ingest chunks the staged pages into paragraph groups, picks at most
 // research.max_chunks_embedded of each page by a lexical match to the
 // research query and task (research.SelectChunks), embeds those with the
-// document prefix, keeps each page's most informative chunks, scores their
-// strength and persists them idempotently under the batch key. Titles and
-// URLs are bounded again here (a page whose URL is over the cap is
-// dropped). It heartbeats while it works and returns scalars only.
+// document prefix and keeps the batch's chunks by relevance to the query
+// and task first and novelty against the evidence held second, MMR-style
+// (research.SelectRelevant: research.ingest_lambda, at most
+// research.max_chunks_per_page per page and research.ingest_max_chars in
+// all); it scores their strength and persists them idempotently under the
+// batch key. Titles and URLs are bounded again here (a page whose URL is
+// over the cap is dropped). It heartbeats while it works and returns
+// scalars only.
 func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, error) {
 	var done atomic.Int64
 	activity.RecordHeartbeat(ctx, 0)
@@ -647,9 +670,10 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	for _, e := range held {
 		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
 	}
+	st.before = len(st.held)
 	p := in.Params.WithDefaults()
 	for i, d := range docs {
-		if err := a.ingestDoc(ctx, in.SessionID, in.Iteration, p, d, st); err != nil {
+		if err := a.embedDoc(ctx, p, i, d, st); err != nil {
 			return IngestResult{}, err
 		}
 		done.Store(int64(i + 1))
@@ -657,6 +681,9 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	res := st.res
 	if res.Chunks > 0 {
 		res.MeanIG = st.igSum / float64(res.Chunks)
+		if err := a.keepRelevant(ctx, in, p, docs, st); err != nil {
+			return IngestResult{}, err
+		}
 	}
 	if len(st.items) > 0 {
 		ar, err := a.Store.AddEvidence(ctx, in.SessionID, "ingest/"+in.Key, in.Task, st.items)
@@ -746,11 +773,22 @@ type ingestState struct {
 	goal      []float64
 	query     string
 	held      [][]float64 // evidence held, and the chunks judged so far
+	before    int         // len(held) before this batch: the evidence held
 	res       IngestResult
+	cands     []ingestChunk
 	items     []graph.Evidence
 	igSum     float64
 	cos       []float64
 	strengths []float64
+}
+
+// ingestChunk is one embedded chunk of the batch.
+type ingestChunk struct {
+	page, order int // page in the batch, chunk position in the page
+	text        string
+	emb         []float32
+	v           []float64
+	ig, cg      float64 // information gain, goal cosine
 }
 
 // ingestDocs reads the staged pages of the batch and the transcripts of
@@ -787,7 +825,7 @@ func (a *Activities) ingestDocs(ctx context.Context, in IngestInput) ([]research
 	return out, nil
 }
 
-// ingestQuery is what chunks are pre-selected against: the research query
+// ingestQuery is what chunks are selected against: the research query
 // and the description of the task the research serves; the session goal
 // when neither is known.
 func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal string) string {
@@ -808,17 +846,25 @@ func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal strin
 	return strings.Join(parts, "\n")
 }
 
-// ingestDoc chunks one document, embeds its best lexical matches and adds
-// its most informative chunks to st.
-func (a *Activities) ingestDoc(ctx context.Context, session string, iteration int, r IngestParams, d research.Document, st *ingestState) error {
-	cc := research.ChunkConfig{TargetChars: r.ChunkChars, MaxChars: 2 * r.ChunkChars, MinChars: r.ChunkChars / 6}
-	all := research.Chunk(d.Text, cc)
+// embedDoc chunks one document (the chunker the corpus index uses), embeds
+// its best lexical matches and adds them to st's candidates, with their
+// information gain against everything judged before them (the research
+// loop's temporal signal).
+func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d research.Document, st *ingestState) error {
+	all := research.Chunk(d.Text, research.IngestChunkConfig(r.ChunkChars))
 	if len(all) == 0 {
 		return nil
 	}
-	chunks := make([]string, 0, min(len(all), r.MaxChunksEmbedded))
-	for _, i := range research.SelectChunks(all, st.query, r.MaxChunksEmbedded) {
-		chunks = append(chunks, all[i])
+	// (A chunk repeated across the batch, from overlapping passage windows
+	// or mirrored pages, is judged each time, as before: its information
+	// gain is near 0 and the store deduplicates it by content hash.)
+	keep := research.SelectChunks(all, st.query, r.MaxChunksEmbedded)
+	if len(keep) == 0 {
+		return nil
+	}
+	chunks := make([]string, len(keep))
+	for j, i := range keep {
+		chunks[j] = all[i]
 	}
 	activity.RecordHeartbeat(ctx, st.res.Chunks)
 	embs, err := a.Embed.Embed(ctx, llm.Document, chunks)
@@ -826,29 +872,51 @@ func (a *Activities) ingestDoc(ctx context.Context, session string, iteration in
 		return fmt.Errorf("ingest embed %s: %w", d.URL, err)
 	}
 	st.res.EmbedTokens += llm.EstimateAll(chunks)
-	type scored struct {
-		i      int
-		ig, cg float64
-	}
-	sc := make([]scored, len(chunks))
-	for i, e := range embs {
+	for j, e := range embs {
 		v := algebra.ToFloat64(e)
-		sc[i] = scored{i, algebra.InformationGain(v, st.held), algebra.Cosine(v, st.goal)}
-		st.igSum += sc[i].ig
+		c := ingestChunk{page: page, order: keep[j], text: chunks[j], emb: e, v: v,
+			ig: algebra.InformationGain(v, st.held), cg: algebra.Cosine(v, st.goal)}
+		st.igSum += c.ig
 		st.held = append(st.held, v) // later chunks are judged against earlier ones too
+		st.cands = append(st.cands, c)
 	}
 	st.res.Chunks += len(chunks)
-	sort.SliceStable(sc, func(x, y int) bool { return sc[x].ig > sc[y].ig })
-	sc = sc[:min(len(sc), r.MaxChunksPerPage)]
-	sort.SliceStable(sc, func(x, y int) bool { return sc[x].i < sc[y].i }) // page order
-	for _, c := range sc {
-		strength := r.Strength.Strength(c.cg, c.ig, d.Kind)
+	return nil
+}
+
+// keepRelevant selects the batch's chunks (research.SelectRelevant) and
+// turns them into evidence items in page order.
+func (a *Activities) keepRelevant(ctx context.Context, in IngestInput, p IngestParams, docs []research.Document, st *ingestState) error {
+	qe, err := a.Embed.Embed(ctx, llm.Query, []string{st.query})
+	if err != nil {
+		return fmt.Errorf("ingest embed query: %w", err)
+	}
+	st.res.EmbedTokens += llm.EstimateAll([]string{st.query})
+	q := algebra.ToFloat64(qe[0])
+	cc := make([]research.ChunkCandidate, len(st.cands))
+	for i, c := range st.cands {
+		held := 0.0
+		for _, h := range st.held[:st.before] {
+			held = max(held, algebra.Cosine(c.v, h))
+		}
+		cc[i] = research.ChunkCandidate{Page: c.page, Chars: utf8.RuneCountInString(c.text), Relevance: algebra.Cosine(c.v, q), Held: held}
+	}
+	sim := func(i, j int) float64 { return algebra.Cosine(st.cands[i].v, st.cands[j].v) }
+	picked := research.SelectRelevant(cc, sim, p.Lambda, p.MaxChunksPerPage, p.MaxChars)
+	sort.Slice(picked, func(x, y int) bool {
+		a, b := st.cands[picked[x]], st.cands[picked[y]]
+		return a.page < b.page || (a.page == b.page && a.order < b.order)
+	})
+	for _, i := range picked {
+		c, d := st.cands[i], docs[st.cands[i].page]
+		strength := p.Strength.Strength(c.cg, c.ig, d.Kind)
 		st.items = append(st.items, graph.Evidence{
-			SessionID: session, Content: chunks[c.i], SourceURL: d.URL, Title: d.Title, Kind: d.Kind,
-			Strength: strength, Embedding: embs[c.i], CreatedIter: iteration,
+			SessionID: in.SessionID, Content: c.text, SourceURL: d.URL, Title: d.Title, Kind: d.Kind,
+			Strength: strength, Embedding: c.emb, CreatedIter: in.Iteration,
 		})
 		st.cos, st.strengths = append(st.cos, c.cg), append(st.strengths, strength)
 	}
+	logger(ctx, in.SessionID).Debug("ingest: kept by relevance", "candidates", len(cc), "kept", len(picked))
 	return nil
 }
 

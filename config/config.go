@@ -209,6 +209,11 @@ type Research struct {
 	ChunkChars          int           `mapstructure:"chunk_chars" json:"chunk_chars"`
 	MaxChunksPerPage    int           `mapstructure:"max_chunks_per_page" json:"max_chunks_per_page"`
 	MaxChunksEmbedded   int           `mapstructure:"max_chunks_embedded" json:"max_chunks_embedded"`
+	CorpusIndexDir      string        `mapstructure:"corpus_index_dir" json:"corpus_index_dir"`
+	CorpusCandidates    int           `mapstructure:"corpus_candidates" json:"corpus_candidates"`
+	CorpusRRFK          float64       `mapstructure:"corpus_rrf_k" json:"corpus_rrf_k"`
+	IngestLambda        float64       `mapstructure:"ingest_lambda" json:"ingest_lambda"`
+	IngestMaxChars      int           `mapstructure:"ingest_max_chars" json:"ingest_max_chars"`
 	MaxTitleChars       int           `mapstructure:"max_title_chars" json:"max_title_chars"`
 	MaxURLBytes         int           `mapstructure:"max_url_bytes" json:"max_url_bytes"`
 	MaxTextBytes        int           `mapstructure:"max_text_bytes" json:"max_text_bytes"`

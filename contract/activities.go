@@ -504,6 +504,11 @@ type IngestParams struct {
 	AttentionTau float64 `json:"attention_tau,omitempty"`
 	// Strength scores the new evidence (research.strength_*, research.prior_*).
 	Strength *StrengthParams `json:"strength,omitempty"`
+	// Lambda weighs relevance against novelty in the MMR selection of the
+	// chunks kept (research.ingest_lambda); MaxChars bounds their characters
+	// (research.ingest_max_chars).
+	Lambda   float64 `json:"ingest_lambda,omitempty"`
+	MaxChars int     `json:"ingest_max_chars,omitempty"`
 }
 
 // IngestParamsOf is the Ingest part of a session's config.
@@ -511,7 +516,8 @@ func IngestParamsOf(c Config) IngestParams {
 	sp := StrengthOf(c.Research)
 	return IngestParams{ChunkChars: c.Research.ChunkChars, MaxChunksPerPage: c.Research.MaxChunksPerPage,
 		MaxChunksEmbedded: c.Research.MaxChunksEmbedded, SVDK: c.Algebra.SVDK, MinEvidence: c.Algebra.MinEvidence,
-		AttentionK: c.Research.AttentionK, AttentionTau: c.Algebra.AttentionTau, Strength: &sp}
+		AttentionK: c.Research.AttentionK, AttentionTau: c.Algebra.AttentionTau, Strength: &sp,
+		Lambda: c.Research.IngestLambda, MaxChars: c.Research.IngestMaxChars}
 }
 
 // StrengthOf is the evidence-strength part of a session's config.
@@ -534,6 +540,12 @@ func (p IngestParams) WithDefaults() IngestParams {
 	}
 	if p.AttentionTau == 0 {
 		p.AttentionTau = def.AttentionTau
+	}
+	if p.Lambda == 0 {
+		p.Lambda = def.Lambda
+	}
+	if p.MaxChars == 0 {
+		p.MaxChars = def.MaxChars
 	}
 	if p.Strength == nil {
 		p.Strength = def.Strength

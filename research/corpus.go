@@ -70,6 +70,24 @@ type CorpusConfig struct {
 	// Limits bound the title, URL and text of every document, whatever
 	// its extractor (zero fields: defaults).
 	Limits Limits
+	// IndexDir holds the persistent passage index (bleve) and its embedding
+	// cache, in slots IndexDir/0, IndexDir/1, … (one per worker process on
+	// the machine). Empty: an in-memory index, rebuilt by every process.
+	IndexDir string
+	// IndexSlots bounds the slots under IndexDir. Default DefaultIndexSlots.
+	IndexSlots int
+	// Chunk is the chunker configuration of the passages: the one Ingest
+	// uses (IngestChunkConfig). Zero: IngestChunkConfig(DefaultChunkTarget).
+	Chunk ChunkConfig
+	// Candidates is how many BM25 passages the embedding model reranks.
+	// Default DefaultRerankCandidates.
+	Candidates int
+	// RRFK is the reciprocal rank fusion constant. Default DefaultRRFK.
+	RRFK float64
+	// Embedder reranks the BM25 candidates; nil: BM25 order only.
+	Embedder Embedder
+	// EmbedModel names the embedding model in the vector cache's keys.
+	EmbedModel string
 }
 
 // IndexStats describes the corpus index after its last (re)build.
@@ -77,17 +95,21 @@ type IndexStats struct {
 	Root        string        // resolved root directory
 	Files       int           // indexable files seen (including skipped ones)
 	Docs        int           // documents in the index
-	Terms       int           // distinct terms
+	Passages    int           // passages in the index
+	Dir         string        // the index slot directory ("" in memory)
+	Rebuilt     string        // why the on-disk index was rebuilt when opened ("" when reopened)
 	Skipped     []string      // "rel: reason" for files that could not be indexed, sorted
-	Extracted   int           // files extracted by the last build (the rest were reused)
+	Extracted   int           // files extracted by the last update (the rest were reused)
+	Changed     int           // files whose entries the last update replaced or removed
 	Fingerprint string        // hex FNV-64a of paths, sizes and mtimes
 	Built       time.Time     // when the index was last rebuilt
 	Duration    time.Duration // how long the last rebuild took (walk + extraction + index)
 }
 
-// Corpus is the local-corpus Provider and Fetcher: BM25 search over a
-// directory of documents, and safe reading of corpus:/// URLs. It is safe
-// for concurrent use.
+// Corpus is the local-corpus Provider and Fetcher: hybrid passage search
+// (bleve BM25, reranked by the embedding model) over a directory of
+// documents, and safe reading of corpus:/// URLs. It is safe for
+// concurrent use; Close releases the index.
 type Corpus struct {
 	root     string // absolute, symlinks resolved
 	exts     map[string]Extractor
@@ -98,20 +120,21 @@ type Corpus struct {
 	limits   Limits
 	now      func() time.Time
 
+	indexDir   string
+	slots      int
+	chunk      ChunkConfig
+	candidates int
+	rrfK       float64
+	embed      Embedder
+	embedModel string
+
 	mu        sync.Mutex
-	idx       *bm25Index
-	entries   map[string]*fileEntry
+	ix        *passageIndex
+	records   map[string]fileRecord
 	fp        uint64
+	fpValid   bool
 	lastCheck time.Time
 	stats     IndexStats
-}
-
-type fileEntry struct {
-	rel   string
-	size  int64
-	mtime int64
-	doc   *indexedDoc // nil when skipped
-	err   string
 }
 
 // NewCorpus validates cfg and returns a corpus; the index is built lazily
@@ -174,7 +197,15 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		workers:  cfg.Workers,
 		limits:   lim,
 		now:      time.Now,
-		entries:  map[string]*fileEntry{},
+		indexDir: cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
+		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel,
+	}
+	if c.chunk == (ChunkConfig{}) {
+		c.chunk = IngestChunkConfig(DefaultChunkTarget)
+	}
+	c.chunk = c.chunk.withDefaults()
+	if c.candidates <= 0 {
+		c.candidates = DefaultRerankCandidates
 	}
 	if c.maxBytes == 0 {
 		c.maxBytes = DefaultMaxFileBytes
@@ -206,163 +237,6 @@ func (c *Corpus) Name() string { return CorpusProviderName }
 // root: corpus:///<rel>, percent-escaped where needed.
 func CorpusURL(rel string) string {
 	return (&url.URL{Scheme: CorpusScheme, Path: "/" + strings.TrimPrefix(rel, "/")}).String()
-}
-
-// Search implements Provider: BM25 (k1 = 1.2, b = 0.75) over title and
-// text, title terms weighted twice. The index is built on first use and
-// rebuilt when the corpus fingerprint changes (see
-// CorpusConfig.RecheckInterval). Hits are ordered by score, ties by URL;
-// limit <= 0 means 10. A query without index terms (only stopwords or
-// punctuation) returns no hits.
-func (c *Corpus) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
-	if err := c.refresh(ctx, false); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	ix := c.idx
-	c.mu.Unlock()
-	if limit <= 0 {
-		limit = defaultSearchLimit
-	}
-	terms := queryTerms(query)
-	res := ix.search(terms, limit)
-	hits := make([]Hit, 0, len(res))
-	for _, r := range res {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d := ix.docs[r.doc]
-		hits = append(hits, Hit{
-			URL:      d.url,
-			Title:    d.title,
-			Snippet:  ix.snippet(d.text, terms),
-			Score:    r.score,
-			Provider: CorpusProviderName,
-		})
-	}
-	return c.limits.Hits(hits), nil
-}
-
-// Refresh brings the index up to date now (whatever RecheckInterval says)
-// and returns its statistics.
-func (c *Corpus) Refresh(ctx context.Context) (IndexStats, error) {
-	if err := c.refresh(ctx, true); err != nil {
-		return IndexStats{}, err
-	}
-	return c.Stats(), nil
-}
-
-// Stats returns the statistics of the current index (zero before the first
-// build).
-func (c *Corpus) Stats() IndexStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.stats
-	s.Skipped = append([]string(nil), s.Skipped...)
-	return s
-}
-
-type fileStat struct {
-	rel   string
-	size  int64
-	mtime int64
-}
-
-func (c *Corpus) refresh(ctx context.Context, force bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	if !force && c.idx != nil && c.recheck > 0 && now.Sub(c.lastCheck) < c.recheck {
-		return nil
-	}
-	start := time.Now()
-	root, err := os.OpenRoot(c.root)
-	if err != nil {
-		return fmt.Errorf("research: open corpus root %s: %w", c.root, err)
-	}
-	defer root.Close()
-	files, err := c.scan(ctx, root)
-	if err != nil {
-		return err
-	}
-	fp := fingerprint(files)
-	c.lastCheck = now
-	if c.idx != nil && fp == c.fp {
-		return nil
-	}
-
-	entries, extracted, err := c.extractChanged(ctx, root, files)
-	if err != nil {
-		return err
-	}
-	c.install(entries, len(files), extracted, fp, now, start)
-	return nil
-}
-
-// extractChanged reuses the entries of unchanged files and extracts the
-// rest in parallel (c.workers at a time); it returns the entries in file
-// order and how many were extracted.
-func (c *Corpus) extractChanged(ctx context.Context, root *os.Root, files []fileStat) ([]*fileEntry, int, error) {
-	entries := make([]*fileEntry, len(files))
-	var todo []int
-	for i, f := range files {
-		if e := c.entries[f.rel]; e != nil && e.size == f.size && e.mtime == f.mtime {
-			entries[i] = e
-			continue
-		}
-		todo = append(todo, i)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(c.workers, len(todo)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				entries[i] = c.extractEntry(root, files[i])
-			}
-		}()
-	}
-feed:
-	for _, i := range todo {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	return entries, len(todo), ctx.Err()
-}
-
-// install rebuilds the index from the entries and records its stats.
-func (c *Corpus) install(entries []*fileEntry, files, extracted int, fp uint64, now, start time.Time) {
-	newEntries := make(map[string]*fileEntry, len(entries))
-	var docs []*indexedDoc
-	var skipped []string
-	for _, e := range entries {
-		newEntries[e.rel] = e
-		if e.doc != nil {
-			docs = append(docs, e.doc)
-		} else {
-			skipped = append(skipped, e.rel+": "+e.err)
-		}
-	}
-	c.idx = buildBM25(docs)
-	c.entries = newEntries
-	c.fp = fp
-	c.stats = IndexStats{
-		Root:        c.root,
-		Files:       files,
-		Docs:        len(docs),
-		Terms:       len(c.idx.postings),
-		Skipped:     skipped,
-		Extracted:   extracted,
-		Fingerprint: strconv.FormatUint(fp, 16),
-		Built:       now,
-		Duration:    time.Since(start),
-	}
 }
 
 // scan lists the indexable files below the root in lexical order. Hidden
@@ -488,21 +362,6 @@ func fingerprint(files []fileStat) uint64 {
 	return h.Sum64()
 }
 
-func (c *Corpus) extractEntry(root *os.Root, f fileStat) *fileEntry {
-	e := &fileEntry{rel: f.rel, size: f.size, mtime: f.mtime}
-	if limit := c.limit(f.rel); f.size > limit {
-		e.err = fmt.Sprintf("%d bytes exceeds the %d-byte limit", f.size, limit)
-		return e
-	}
-	doc, err := c.read(root, f.rel)
-	if err != nil {
-		e.err = err.Error()
-		return e
-	}
-	e.doc = newIndexedDoc(f.rel, doc.URL, doc.Title, doc.Text)
-	return e
-}
-
 // read opens rel (slash-separated, already validated) inside root and
 // extracts it.
 func (c *Corpus) read(root *os.Root, rel string) (Document, error) {
@@ -546,8 +405,9 @@ func (c *Corpus) read(root *os.Root, rel string) (Document, error) {
 	return c.limits.Document(doc, u), nil
 }
 
-// Open reads a corpus:///<path> URL. It refuses other schemes, hosts,
-// queries, absolute or non-canonical paths, ".." segments, hidden files,
+// Open reads a corpus:///<path> URL: the whole document, or with
+// ?passage=<n> (a Search hit) passage n and its neighbours. It refuses
+// other schemes, hosts, other queries, absolute or non-canonical paths, ".." segments, hidden files,
 // file types not in the corpus, files over MaxFileBytes, and symlinks that
 // lead outside the root (the file is opened through os.Root, so the check
 // and the read cannot be raced). A fragment is ignored. Refusals wrap
@@ -562,7 +422,39 @@ func (c *Corpus) Open(raw string) (Document, error) {
 		return Document{}, fmt.Errorf("research: open corpus root %s: %w", c.root, err)
 	}
 	defer root.Close()
-	return c.read(root, rel)
+	doc, err := c.read(root, rel)
+	if err != nil {
+		return Document{}, err
+	}
+	if n, ok := passageOf(raw); ok {
+		return c.openPassage(doc, PassageURL(rel, n), n)
+	}
+	return doc, nil
+}
+
+// passageQuery reports whether a corpus URL's query is passage=<n>, n a
+// non-negative decimal without leading zeros.
+func passageQuery(q string) bool {
+	v, ok := strings.CutPrefix(q, "passage=")
+	if !ok || v == "" || len(v) > 9 || (len(v) > 1 && v[0] == '0') {
+		return false
+	}
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// passageOf returns the passage number of a (validated) corpus URL.
+func passageOf(raw string) (int, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || !passageQuery(u.RawQuery) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(u.RawQuery, "passage="))
+	return n, err == nil
 }
 
 // limit is the size cap of a file: MaxMediaBytes for audio and video,
@@ -633,8 +525,8 @@ func corpusRel(raw string) (string, error) {
 	if u.Host != "" || u.User != nil {
 		return "", refused(raw, "corpus URLs have no host (use corpus:///path)")
 	}
-	if u.RawQuery != "" || u.ForceQuery {
-		return "", refused(raw, "corpus URLs take no query")
+	if u.ForceQuery || (u.RawQuery != "" && !passageQuery(u.RawQuery)) {
+		return "", refused(raw, "corpus URLs take no query but ?passage=<n>")
 	}
 	p := u.Path
 	if !strings.HasPrefix(p, "/") || len(p) == 1 {

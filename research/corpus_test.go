@@ -63,9 +63,15 @@ func newTestCorpus(t *testing.T, root string) *Corpus {
 func hitURLs(h []Hit) []string {
 	var out []string
 	for _, x := range h {
-		out = append(out, x.URL)
+		out = append(out, docURL(x.URL))
 	}
 	return out
+}
+
+// docURL is the document URL of a passage hit.
+func docURL(u string) string {
+	doc, _, _ := strings.Cut(u, "?passage=")
+	return doc
 }
 
 func TestCorpusBM25Ranking(t *testing.T) {
@@ -79,7 +85,7 @@ func TestCorpusBM25Ranking(t *testing.T) {
 	if len(hits) < 2 {
 		t.Fatalf("want >= 2 hits, got %v", hitURLs(hits))
 	}
-	if hits[0].URL != "corpus:///gardening/tomatoes.md" {
+	if docURL(hits[0].URL) != "corpus:///gardening/tomatoes.md" {
 		t.Fatalf("top hit %s, want tomatoes.md; all %v", hits[0].URL, hitURLs(hits))
 	}
 	if hits[0].Title != "Growing tomatoes" || hits[0].Provider != "corpus" || hits[0].Score <= hits[1].Score {
@@ -96,7 +102,7 @@ func TestCorpusBM25Ranking(t *testing.T) {
 
 	// Title and HTML body count; nav text is not indexed.
 	hits, _ = c.Search(ctx, "Perseverance rover", 3)
-	if len(hits) != 1 || hits[0].URL != "corpus:///astronomy/mars.html" || hits[0].Title != "Mars exploration" {
+	if len(hits) != 1 || docURL(hits[0].URL) != "corpus:///astronomy/mars.html" || hits[0].Title != "Mars exploration" {
 		t.Fatalf("mars: %+v", hits)
 	}
 	if hits, _ = c.Search(ctx, "contact", 3); len(hits) != 0 {
@@ -114,7 +120,7 @@ func TestCorpusBM25Ranking(t *testing.T) {
 		t.Fatalf("limit: %+v", hits)
 	}
 	st := c.Stats()
-	if st.Docs != 4 || st.Files != 4 || len(st.Skipped) != 0 || st.Terms == 0 {
+	if st.Docs != 4 || st.Files != 4 || len(st.Skipped) != 0 || st.Passages == 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -150,7 +156,7 @@ func TestCorpusReindex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hits) != 1 || hits[0].URL != "corpus:///cooking/kombucha.md" {
+	if len(hits) != 1 || docURL(hits[0].URL) != "corpus:///cooking/kombucha.md" {
 		t.Fatalf("after add: %v", hitURLs(hits))
 	}
 	st := c.Stats()
@@ -166,7 +172,7 @@ func TestCorpusReindex(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits, _ = c.Search(ctx, "caraway", 5)
-	if len(hits) != 1 || hits[0].URL != "corpus:///cooking/bread.txt" || hits[0].Title != "Rye bread" {
+	if len(hits) != 1 || docURL(hits[0].URL) != "corpus:///cooking/bread.txt" || hits[0].Title != "Rye bread" {
 		t.Fatalf("after change: %+v", hits)
 	}
 	if hits, _ = c.Search(ctx, "sourdough", 5); len(hits) != 0 {
@@ -370,7 +376,7 @@ func TestCorpusCustomExtractor(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits, err := c.Search(context.Background(), "lithium", 5)
-	if err != nil || len(hits) != 1 || hits[0].URL != "corpus:///paper.pdf" {
+	if err != nil || len(hits) != 1 || docURL(hits[0].URL) != "corpus:///paper.pdf" {
 		t.Fatalf("%v %v", hits, err)
 	}
 	if doc, err := c.Open("corpus:///other.PDF"); err != nil || doc.Kind != graph.KindPDF {

@@ -229,7 +229,7 @@ func TestCorpusMediaAndLocalPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits, err := c.Search(context.Background(), "dendrite talk", 5)
-	if err != nil || len(hits) != 1 || hits[0].URL != "corpus:///dendrite_talk.wav" {
+	if err != nil || len(hits) != 1 || docURL(hits[0].URL) != "corpus:///dendrite_talk.wav" {
 		t.Fatalf("hits %+v err %v", hits, err)
 	}
 	doc, err := c.Open(hits[0].URL)

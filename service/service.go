@@ -78,7 +78,9 @@ func NewActivities(cfg config.Config, src load.Sources, store graph.Store) (*act
 		return nil, fmt.Errorf("research clients: %w", err)
 	}
 	if cfg.Research.CorpusDir != "" {
-		c, err := research.NewCorpus(activities.CorpusConfig(cfg))
+		cc := activities.CorpusConfig(cfg)
+		cc.Embedder = a.Embed
+		c, err := research.NewCorpus(cc)
 		if err != nil {
 			return nil, fmt.Errorf("research corpus: %w", err)
 		}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/research"
+)
+
+type params struct {
+	chunkChars, perPage, embedded int
+	lambda                        float64
+	maxChars, k                   int
+}
+
+// cachedEmbedder remembers every vector by kind and text: the same
+// chapters and passages come back question after question.
+type cachedEmbedder struct {
+	e     research.Embedder
+	mu    sync.Mutex
+	cache map[string][]float32
+}
+
+func newCachedEmbedder(e research.Embedder) *cachedEmbedder {
+	return &cachedEmbedder{e: e, cache: map[string][]float32{}}
+}
+
+func (c *cachedEmbedder) Embed(ctx context.Context, kind llm.EmbedKind, texts []string) ([][]float32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([][]float32, len(texts))
+	var miss []string
+	var at []int
+	for i, t := range texts {
+		if v, ok := c.cache[kind.String()+"\x00"+t]; ok {
+			out[i] = v
+			continue
+		}
+		miss, at = append(miss, t), append(at, i)
+	}
+	if len(miss) > 0 {
+		vs, err := c.e.Embed(ctx, kind, miss)
+		if err != nil {
+			return nil, err
+		}
+		for j, v := range vs {
+			out[at[j]] = v
+			c.cache[kind.String()+"\x00"+miss[j]] = v
+		}
+	}
+	return out, nil
+}
+
+type engines struct {
+	c     *research.Corpus
+	docs  bleve.Index // whole documents: the old engine's grain
+	text  map[string]research.Document
+	emb   research.Embedder
+	p     params
+	stats research.IndexStats
+}
+
+func newEngines(ctx context.Context, root, indexDir string, emb research.Embedder, p params) (*engines, error) {
+	c, err := research.NewCorpus(research.CorpusConfig{Root: root, IndexDir: indexDir, Embedder: emb, EmbedModel: "bench",
+		Chunk: research.IngestChunkConfig(p.chunkChars)})
+	if err != nil {
+		return nil, err
+	}
+	st, err := c.Refresh(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := &engines{c: c, emb: emb, p: p, stats: st, text: map[string]research.Document{}}
+	if err := e.buildDocIndex(root); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *engines) close() {
+	e.c.Close()
+	e.docs.Close()
+}
+
+// buildDocIndex indexes whole documents (title ×2 and text, as the old
+// corpus index weighted them) with bleve's BM25.
+func (e *engines) buildDocIndex(root string) error {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	im.DefaultAnalyzer = en.AnalyzerName
+	idx, err := bleve.NewUsing("", im, scorch.Name, bleve.Config.DefaultKVStore, nil)
+	if err != nil {
+		return err
+	}
+	e.docs = idx
+	files, err := htmlFiles(root)
+	if err != nil {
+		return err
+	}
+	b := idx.NewBatch()
+	for _, rel := range files {
+		d, err := e.c.Open(research.CorpusURL(rel))
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		e.text[rel] = d
+		if err := b.Index(rel, map[string]any{"title": d.Title, "text": d.Text}); err != nil {
+			return err
+		}
+	}
+	return idx.Batch(b)
+}
+
+// all returns what each engine ingests for question q.
+func (e *engines) all(ctx context.Context, q string) (map[string][]string, error) {
+	out := map[string][]string{}
+	old, err := e.old(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("old: %w", err)
+	}
+	out["old"] = old
+	bm, err := e.c.BM25Passages(q, e.p.k)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range bm {
+		out["bm25-5"] = append(out["bm25-5"], p.Text)
+	}
+	nw, err := e.new(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("new: %w", err)
+	}
+	out["new"] = nw
+	hy, _, err := e.c.SearchPassages(ctx, q, e.p.k)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range hy {
+		out["hybrid-5"] = append(out["hybrid-5"], p.Text)
+	}
+	return out, nil
+}
+
+// old is the engine before the passage index: BM25 top-k documents, each
+// chunked, 48 chunks per page by BM25 embedded, then the 12 chunks of each
+// page with the highest information gain against what was judged before.
+func (e *engines) old(ctx context.Context, q string) ([]string, error) {
+	text := bleve.NewMatchQuery(q)
+	text.SetField("text")
+	title := bleve.NewMatchQuery(q)
+	title.SetField("title")
+	title.SetBoost(2)
+	res, err := e.docs.Search(bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(text, title), e.p.k, 0, false))
+	if err != nil {
+		return nil, err
+	}
+	var held [][]float64
+	var kept []string
+	for _, h := range res.Hits {
+		all := research.Chunk(e.text[h.ID].Text, research.IngestChunkConfig(e.p.chunkChars))
+		var chunks []string
+		for _, i := range research.SelectChunks(all, q, e.p.embedded) {
+			chunks = append(chunks, all[i])
+		}
+		if len(chunks) == 0 {
+			continue
+		}
+		vs, err := e.emb.Embed(ctx, llm.Document, chunks)
+		if err != nil {
+			return nil, err
+		}
+		type sc struct {
+			i  int
+			ig float64
+		}
+		s := make([]sc, len(chunks))
+		for i, v := range vs {
+			f := algebra.ToFloat64(v)
+			s[i] = sc{i, algebra.InformationGain(f, held)}
+			held = append(held, f)
+		}
+		sort.SliceStable(s, func(a, b int) bool { return s[a].ig > s[b].ig })
+		s = s[:min(len(s), e.p.perPage)]
+		sort.SliceStable(s, func(a, b int) bool { return s[a].i < s[b].i })
+		for _, x := range s {
+			kept = append(kept, chunks[x.i])
+		}
+	}
+	return kept, nil
+}
+
+// new is the passage engine: hybrid top-k passages, each fetched with its
+// neighbours, chunked as Ingest chunks (duplicates across windows once),
+// and Ingest's relevance-first selection. A fresh session holds no
+// evidence, so novelty is among the batch's chunks only.
+func (e *engines) new(ctx context.Context, q string) ([]string, error) {
+	ps, _, err := e.c.SearchPassages(ctx, q, e.p.k)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var chunks []string
+	var page []int
+	for i, p := range ps {
+		d, err := e.c.Open(research.PassageURL(p.Rel, p.N))
+		if err != nil {
+			return nil, err
+		}
+		all := research.Chunk(d.Text, research.IngestChunkConfig(e.p.chunkChars))
+		for _, j := range research.SelectChunks(all, q, e.p.embedded) {
+			if !seen[all[j]] {
+				seen[all[j]] = true
+				chunks, page = append(chunks, all[j]), append(page, i)
+			}
+		}
+	}
+	if len(chunks) == 0 {
+		return nil, nil
+	}
+	qv, err := e.emb.Embed(ctx, llm.Query, []string{q})
+	if err != nil {
+		return nil, err
+	}
+	vs, err := e.emb.Embed(ctx, llm.Document, chunks)
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]research.ChunkCandidate, len(chunks))
+	for i, v := range vs {
+		cands[i] = research.ChunkCandidate{Page: page[i], Chars: len([]rune(chunks[i])), Relevance: algebra.Cosine32(v, qv[0])}
+	}
+	sim := func(i, j int) float64 { return algebra.Cosine32(vs[i], vs[j]) }
+	var kept []string
+	for _, i := range research.SelectRelevant(cands, sim, e.p.lambda, e.p.perPage, e.p.maxChars) {
+		kept = append(kept, chunks[i])
+	}
+	return kept, nil
+}
+
+type row struct {
+	name   string
+	n      int
+	full   int // questions whose every gold string was ingested
+	recall float64
+	chars  []int
+	kinds  map[string][2]int // kind → (full, n)
+}
+
+func (r *row) add(kind string, ev float64, chars int) {
+	if r.kinds == nil {
+		r.kinds = map[string][2]int{}
+	}
+	k := r.kinds[kind]
+	k[1]++
+	r.n++
+	r.recall += ev
+	if ev >= 1 {
+		r.full++
+		k[0]++
+	}
+	r.kinds[kind] = k
+	r.chars = append(r.chars, chars)
+}
+
+func median(v []int) int {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]int(nil), v...)
+	sort.Ints(s)
+	return s[len(s)/2]
+}
+
+func mean(v []int) int {
+	if len(v) == 0 {
+		return 0
+	}
+	t := 0
+	for _, x := range v {
+		t += x
+	}
+	return t / len(v)
+}
+
+func pct(a, b int) string {
+	if b == 0 {
+		return "–"
+	}
+	return strconv.Itoa(a) + "/" + strconv.Itoa(b)
+}
+
+func printTable(w interface{ Write([]byte) (int, error) }, names []string, rows map[string]*row, n int, p params) {
+	fmt.Fprintf(w, "| engine | all gold strings ingested | mean evidence recall | fact | multihop | paraphrase | chars ingested (mean) | (median) |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
+	for _, name := range names {
+		r := rows[name]
+		k := func(kind string) string { return pct(r.kinds[kind][0], r.kinds[kind][1]) }
+		fmt.Fprintf(w, "| %s | %s | %.2f | %s | %s | %s | %d | %d |\n", name, pct(r.full, r.n), r.recall/float64(max(r.n, 1)),
+			k("fact"), k("multihop"), k("paraphrase"), mean(r.chars), median(r.chars))
+	}
+	fmt.Fprintf(w, "\n%d questions; top-%d; chunk %d chars; old: 12 chunks/page by information gain; new: λ = %.2f, ingest_max_chars = %d\n",
+		n, p.k, p.chunkChars, p.lambda, p.maxChars)
+}

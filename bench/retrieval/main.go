@@ -1,0 +1,162 @@
+// Command retrieval measures what the research engine reads for one
+// web_search of a question over the Debian Reference, for three engines:
+//
+//   - old: what the engine before the passage index ingested: BM25 top-5
+//     whole documents (bleve, document grain), each chunked, its best 48
+//     chunks by BM25 embedded, and Ingest's old selection: the 12 chunks of
+//     highest information gain per page;
+//   - bm25-5: plain BM25 top-5 passages of the passage index;
+//   - new: the corpus provider's hybrid top-5 passages (BM25 candidates
+//     reranked by the embedding model, reciprocal rank fusion), each
+//     fetched with its neighbours, and Ingest's selection (relevance to the
+//     query first, novelty second, research.ingest_max_chars).
+//
+// For each question it records the evidence recall (eval/questions
+// Evidence: the share of gold strings present in what was ingested) and
+// the characters ingested, and prints a Markdown table. It needs the
+// embedding server (scripts/models.sh start; -embed).
+//
+//	go run ./bench/retrieval -corpus /usr/share/doc/debian-reference-en/docs
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/research"
+)
+
+// testEmbedder is the deterministic test embedding (hashed words and
+// bigrams, llmtest.Embedding): a lexical stand-in when no model server is
+// free, so the rerank it gives is not a semantic one.
+type testEmbedder struct{}
+
+func (testEmbedder) Embed(_ context.Context, kind llm.EmbedKind, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = llmtest.Embedding(t, 384)
+	}
+	return out, nil
+}
+
+func main() {
+	corpus := flag.String("corpus", "/usr/share/doc/debian-reference-en/docs", "Debian Reference HTML directory")
+	embedURL := flag.String("embed", "http://127.0.0.1:8081", `embedding server (OpenAI-compatible), or "llmtest" for the deterministic test embedding (lexical: no model)`)
+	indexDir := flag.String("index", "", "passage index directory (default: a temporary one)")
+	n := flag.Int("n", 0, "questions (stratified subset; 0: all)")
+	k := flag.Int("k", 5, "top-k documents/passages")
+	maxChars := flag.Int("max-chars", 0, "Ingest character budget (0: research.ingest_max_chars)")
+	verbose := flag.Bool("v", false, "one line per question")
+	lambda := flag.Float64("lambda", 0, "Ingest MMR λ (0: research.ingest_lambda)")
+	flag.Parse()
+	if err := run(*corpus, *embedURL, *indexDir, *n, *k, *maxChars, *lambda, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "retrieval:", err)
+		os.Exit(1)
+	}
+}
+
+func run(corpus, embedURL, indexDir string, n, k, maxChars int, lambda float64, verbose bool) error {
+	ctx := context.Background()
+	qs, err := questions.DebianReference()
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		qs = questions.Stratified(qs, n)
+	}
+	def := config.Defaults()
+	ecfg := def.Embed
+	var base research.Embedder = llm.NewEmbedClient(llm.EmbedConfig{BaseURL: embedURL, Model: ecfg.Model, Timeout: 30 * time.Minute,
+		BatchSize: ecfg.BatchSize, QueryPrefix: ecfg.QueryPrefix, DocPrefix: ecfg.DocPrefix}, nil)
+	if embedURL == "llmtest" {
+		base = testEmbedder{}
+	}
+	emb := newCachedEmbedder(base)
+	p := params{chunkChars: def.Research.ChunkChars, perPage: def.Research.MaxChunksPerPage, embedded: def.Research.MaxChunksEmbedded,
+		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k}
+	if maxChars > 0 {
+		p.maxChars = maxChars
+	}
+	if lambda > 0 {
+		p.lambda = lambda
+	}
+	if indexDir == "" {
+		d, err := os.MkdirTemp("", "lethe-retrieval-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		indexDir = d
+	}
+	eng, err := newEngines(ctx, corpus, indexDir, emb, p)
+	if err != nil {
+		return err
+	}
+	defer eng.close()
+	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages; %d questions\n", eng.stats.Docs, eng.stats.Passages, len(qs))
+	rows := map[string]*row{}
+	names := []string{"old", "bm25-5", "hybrid-5", "new"}
+	for _, name := range names {
+		rows[name] = &row{name: name}
+	}
+	for i, q := range qs {
+		got, err := eng.all(ctx, q.Question)
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.ID, err)
+		}
+		var line []string
+		for _, name := range names {
+			texts := got[name]
+			r := rows[name]
+			ev := questions.Evidence(q, texts)
+			r.add(q.Kind, ev, chars(texts))
+			line = append(line, fmt.Sprintf("%s %.2f %5d", name, ev, chars(texts)))
+		}
+		if verbose {
+			fmt.Fprintf(os.Stderr, "%3d %s %-10s %s\n", i+1, q.ID, q.Kind, strings.Join(line, " | "))
+		}
+	}
+	printTable(os.Stdout, names, rows, len(qs), p)
+	return nil
+}
+
+func chars(texts []string) int {
+	n := 0
+	for _, t := range texts {
+		n += len([]rune(t))
+	}
+	return n
+}
+
+// htmlFiles lists the corpus's HTML files, relative and slash-separated.
+func htmlFiles(root string) ([]string, error) {
+	root, err := filepath.EvalSymlinks(root) // the package's docs is a symlink
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(strings.ToLower(p), ".html") {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}

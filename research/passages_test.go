@@ -1,0 +1,329 @@
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/llm/llmtest"
+)
+
+// countingEmbedder is the llmtest deterministic embedding, counting texts.
+type countingEmbedder struct {
+	mu    sync.Mutex
+	texts int
+	calls int
+	fail  error
+}
+
+func (e *countingEmbedder) Embed(_ context.Context, kind llm.EmbedKind, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fail != nil {
+		return nil, e.fail
+	}
+	e.calls++
+	e.texts += len(texts)
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = llmtest.Embedding(kind.String()+" "+t, 64)
+	}
+	return out, nil
+}
+
+func (e *countingEmbedder) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.texts
+}
+
+func indexedCorpus(t *testing.T, root, dir string, emb Embedder) *Corpus {
+	t.Helper()
+	c, err := NewCorpus(CorpusConfig{Root: root, IndexDir: dir, Embedder: emb, EmbedModel: "test", IndexSlots: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// touch moves a file's mtime forward so the scan sees a change even within
+// one filesystem clock tick.
+func touch(t *testing.T, p string, d time.Duration) {
+	t.Helper()
+	at := time.Now().Add(d)
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPassageIndexIncremental: adding, changing, touching and removing one
+// file touches only that file's entries, on a persistent index.
+func TestPassageIndexIncremental(t *testing.T) {
+	root, dir := smallCorpus(t), t.TempDir()
+	c := indexedCorpus(t, root, dir, nil)
+	st := c.Stats()
+	if st.Docs != 4 || st.Extracted != 4 || st.Changed != 4 || st.Passages < 4 || st.Dir != filepath.Join(dir, "0") {
+		t.Fatalf("first build %+v", st)
+	}
+	step := func(name string, wantExtracted, wantChanged int) IndexStats {
+		t.Helper()
+		st, err := c.Refresh(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Extracted != wantExtracted || st.Changed != wantChanged {
+			t.Fatalf("%s: extracted %d changed %d, want %d and %d (%+v)", name, st.Extracted, st.Changed, wantExtracted, wantChanged, st)
+		}
+		return st
+	}
+	writeFile(t, root, "cooking/kombucha.md", "# Kombucha\n\nKombucha is fermented sweet tea with a SCOBY.")
+	step("add", 1, 1)
+	writeFile(t, root, "cooking/bread.txt", "Rye bread\n\nRye bread with caraway seeds.")
+	touch(t, filepath.Join(root, "cooking", "bread.txt"), 2*time.Second)
+	step("change", 1, 1)
+	if hits, _ := c.Search(t.Context(), "sourdough", 5); len(hits) != 0 {
+		t.Fatalf("old passages of a changed file remain: %v", hitURLs(hits))
+	}
+	touch(t, filepath.Join(root, "gardening", "tomatoes.md"), 3*time.Second)
+	step("touch (same text)", 1, 0)
+	if err := os.Remove(filepath.Join(root, "cooking", "kombucha.md")); err != nil {
+		t.Fatal(err)
+	}
+	st = step("remove", 0, 1)
+	if hits, _ := c.Search(t.Context(), "kombucha", 5); len(hits) != 0 || st.Docs != 4 {
+		t.Fatalf("removed file still found: %v %+v", hitURLs(hits), st)
+	}
+	built := c.Stats().Built
+	if _, err := c.Refresh(t.Context()); err != nil || !c.Stats().Built.Equal(built) {
+		t.Fatalf("unchanged corpus updated again: %v", err)
+	}
+}
+
+// TestPassageIndexReopens: a restarted worker opens its index instead of
+// rebuilding it, and sees what changed while it was down.
+func TestPassageIndexReopens(t *testing.T) {
+	root, dir := smallCorpus(t), t.TempDir()
+	c := indexedCorpus(t, root, dir, nil)
+	want, _ := c.Search(t.Context(), "tomato sauce garlic", 3)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "cooking/kombucha.md", "# Kombucha\n\nKombucha is fermented sweet tea.")
+	c2 := indexedCorpus(t, root, dir, nil)
+	st := c2.Stats()
+	if st.Extracted != 1 || st.Rebuilt != "" || st.Docs != 5 || st.Dir != filepath.Join(dir, "0") {
+		t.Fatalf("restart: %+v", st)
+	}
+	got, _ := c2.Search(t.Context(), "tomato sauce garlic", 3)
+	if strings.Join(hitURLs(got), " ") != strings.Join(hitURLs(want), " ") || len(got) == 0 {
+		t.Fatalf("after restart %v, before %v", hitURLs(got), hitURLs(want))
+	}
+}
+
+// TestPassageIndexLocked: a second worker on the machine gets the next
+// slot; with every slot taken the error says so.
+func TestPassageIndexLocked(t *testing.T) {
+	root, dir := smallCorpus(t), t.TempDir()
+	a := indexedCorpus(t, root, dir, nil) // slots: 2
+	b := indexedCorpus(t, root, dir, nil)
+	if a.Stats().Dir == b.Stats().Dir {
+		t.Fatalf("two workers share slot %s", a.Stats().Dir)
+	}
+	if hits, err := b.Search(t.Context(), "tomato", 1); err != nil || len(hits) != 1 {
+		t.Fatalf("second slot: %v %v", hits, err)
+	}
+	c, err := NewCorpus(CorpusConfig{Root: root, IndexDir: dir, IndexSlots: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.Search(t.Context(), "tomato", 1)
+	if !errors.Is(err, ErrIndexLocked) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("third worker: %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("waited %s for the lock", time.Since(start))
+	}
+	// The first worker stops: its slot is free again.
+	a.Close()
+	if _, err := c.Search(t.Context(), "tomato", 1); err != nil {
+		t.Fatalf("after the first worker stopped: %v", err)
+	}
+	c.Close()
+}
+
+// TestPassageIndexCorrupt: a damaged index is rebuilt, and the stats say
+// why; a damaged embedding cache is dropped.
+func TestPassageIndexCorrupt(t *testing.T) {
+	for _, tc := range []struct{ name, file string }{
+		{"meta", "bleve/index_meta.json"},
+		{"root bolt", "bleve/store/root.bolt"},
+		{"embedding cache", "embeddings.db"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, dir := smallCorpus(t), t.TempDir()
+			c := indexedCorpus(t, root, dir, &countingEmbedder{})
+			if _, err := c.Search(t.Context(), "tomato", 3); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			p := filepath.Join(dir, "0", filepath.FromSlash(tc.file))
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("no %s to damage: %v", p, err)
+			}
+			if err := os.WriteFile(p, []byte("\x00garbage{not an index"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c2 := indexedCorpus(t, root, dir, &countingEmbedder{})
+			st := c2.Stats()
+			if tc.file != "embeddings.db" && (st.Rebuilt == "" || st.Extracted != 4) {
+				t.Fatalf("damaged %s not rebuilt: %+v", tc.file, st)
+			}
+			if hits, err := c2.Search(t.Context(), "tomato", 3); err != nil || len(hits) == 0 {
+				t.Fatalf("after rebuild: %v %v", hitURLs(hits), err)
+			}
+		})
+	}
+}
+
+// TestPassageIndexChunkChange: another chunk size rebuilds the index.
+func TestPassageIndexChunkChange(t *testing.T) {
+	root, dir := smallCorpus(t), t.TempDir()
+	c := indexedCorpus(t, root, dir, nil)
+	c.Close()
+	c2, err := NewCorpus(CorpusConfig{Root: root, IndexDir: dir, Chunk: IngestChunkConfig(600)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	st, err := c2.Refresh(t.Context())
+	if err != nil || !strings.Contains(st.Rebuilt, "chunks") || st.Extracted != 4 {
+		t.Fatalf("%+v %v", st, err)
+	}
+}
+
+// TestPassageIndexHostileFiles: huge, binary, empty and whitespace-only
+// files neither break the index nor show up as hits.
+func TestPassageIndexHostileFiles(t *testing.T) {
+	root, dir := smallCorpus(t), t.TempDir()
+	writeFile(t, root, "huge.txt", strings.Repeat("tomato ", (1<<20)/7+1))
+	bin := make([]byte, 64<<10)
+	for i := range bin {
+		bin[i] = byte(i*7919 + i>>3)
+	}
+	writeFile(t, root, "binary.txt", string(bin))
+	writeFile(t, root, "empty.md", "")
+	writeFile(t, root, "blank.html", "<html><body>   \n\n  </body></html>")
+	writeFile(t, root, "one-long-word.txt", strings.Repeat("x", 300_000))
+	c, err := NewCorpus(CorpusConfig{Root: root, IndexDir: dir, MaxFileBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Refresh(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Skipped) != 1 || !strings.HasPrefix(st.Skipped[0], "huge.txt: ") {
+		t.Fatalf("skipped %v", st.Skipped)
+	}
+	hits, err := c.Search(t.Context(), "tomato", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if strings.Contains(h.URL, "huge") || len(h.Snippet) > 4*SnippetChars {
+			t.Fatalf("hostile hit %+v", h)
+		}
+	}
+	// Nothing is re-extracted after a restart: the skipped and empty files
+	// are recorded too.
+	c.Close()
+	c2 := indexedCorpus(t, root, dir, nil)
+	if st := c2.Stats(); st.Extracted != 0 || len(st.Skipped) != 1 {
+		t.Fatalf("after restart: %+v", st)
+	}
+}
+
+// TestPassageOpenNeighbours: a hit opens as its passage and the passages
+// before and after it, not the whole document.
+func TestPassageOpenNeighbours(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&b, "## Section %d\n\n%s\n\n", i, strings.Repeat(fmt.Sprintf("Filler sentence number %d about nothing in particular. ", i), 20))
+	}
+	b.WriteString("## Answer\n\nThe zanzibar parameter is set in /etc/zanzibar.conf.\n\n")
+	for i := 10; i < 14; i++ {
+		fmt.Fprintf(&b, "## Section %d\n\n%s\n\n", i, strings.Repeat(fmt.Sprintf("Filler sentence number %d about nothing in particular. ", i), 20))
+	}
+	writeFile(t, root, "book.md", "# Book\n\n"+b.String())
+	c := indexedCorpus(t, root, "", nil)
+	hits, err := c.Search(t.Context(), "zanzibar parameter", 3)
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("%v %v", hits, err)
+	}
+	doc, err := c.Open(hits[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := c.Open(CorpusURL("book.md"))
+	n := len(Chunk(doc.Text, IngestChunkConfig(DefaultChunkTarget)))
+	if !strings.Contains(doc.Text, "/etc/zanzibar.conf") || n < 2 || n > 3 || len(doc.Text) >= len(whole.Text)/2 || doc.URL != hits[0].URL {
+		t.Fatalf("window of %d passages, %d of %d chars, url %s", n, len(doc.Text), len(whole.Text), doc.URL)
+	}
+	for _, bad := range []string{"corpus:///book.md?passage=999", "corpus:///book.md?passage=-1", "corpus:///book.md?passage=01", "corpus:///book.md?x=1"} {
+		if _, err := c.Open(bad); err == nil {
+			t.Errorf("Open(%q) allowed", bad)
+		}
+	}
+}
+
+// TestPassageHybridRerank: the embedding model reranks BM25's candidates,
+// and a passage is embedded once: the second search hits the cache, also
+// after a restart.
+func TestPassageHybridRerank(t *testing.T) {
+	root, dir := smallCorpus(t), t.TempDir()
+	emb := &countingEmbedder{}
+	c := indexedCorpus(t, root, dir, emb)
+	hits, err := c.Search(t.Context(), "tomato plants watering", 5)
+	if err != nil || len(hits) < 2 {
+		t.Fatalf("%v %v", hits, err)
+	}
+	first := emb.count()
+	if first < 3 { // the query and at least two passages
+		t.Fatalf("embedded %d texts", first)
+	}
+	if _, err := c.Search(t.Context(), "tomato plants watering", 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := emb.count() - first; got != 1 {
+		t.Fatalf("second search embedded %d texts, want only the query", got)
+	}
+	c.Close()
+	emb2 := &countingEmbedder{}
+	c2 := indexedCorpus(t, root, dir, emb2)
+	if _, err := c2.Search(t.Context(), "tomato plants watering", 5); err != nil {
+		t.Fatal(err)
+	}
+	if emb2.count() != 1 {
+		t.Fatalf("after restart embedded %d texts, want only the query", emb2.count())
+	}
+	// The embedding server down: the search fails (Discover retries it),
+	// never silently degrades.
+	emb2.fail = errors.New("connection refused")
+	if _, err := c2.Search(t.Context(), "tomato garlic", 5); err == nil {
+		t.Fatal("search without the embedding server succeeded")
+	}
+}

@@ -1,0 +1,82 @@
+package research
+
+import "math"
+
+// DefaultIngestLambda is the relevance weight of Ingest's selection: 0.7,
+// the MMR weight assembly uses (algebra.DefaultMMRLambda), so relevance
+// leads and novelty breaks near-ties between equally relevant chunks.
+const DefaultIngestLambda = 0.7
+
+// ChunkCandidate is one embedded chunk that Ingest may keep.
+type ChunkCandidate struct {
+	Page      int     // index of its page in the batch (the per-page cap counts by it)
+	Chars     int     // its length in characters (the batch budget counts them)
+	Relevance float64 // cosine between the chunk and the query+task embedding
+	Held      float64 // largest cosine to the evidence held before this batch (0 when none)
+}
+
+// SelectRelevant picks the chunks Ingest keeps, relevance first and
+// novelty second, MMR-style (Carbonell & Goldstein 1998, as algebra.MMR):
+// repeatedly take the unpicked candidate with the largest
+//
+//	λ·relevance_i − (1 − λ)·max(held_i, max_{j picked} sim(i, j))
+//
+// so a chunk that repeats evidence already held, or a chunk already picked,
+// loses to an equally relevant new one, but novelty alone never lifts an
+// irrelevant chunk over a relevant one (λ ≥ ½). A candidate is skipped
+// when its page already has maxPerPage picks or when it would take the
+// picked characters past maxChars; the walk continues with smaller ones.
+// λ is clamped to [0, 1]; maxPerPage or maxChars <= 0 means no such limit;
+// sim may be nil (no similarity among candidates). NaN relevance counts as
+// −Inf. Ties go to the lower index. It returns the picked indices in pick
+// order (best first).
+func SelectRelevant(c []ChunkCandidate, sim func(i, j int) float64, lambda float64, maxPerPage, maxChars int) []int {
+	lambda = math.Max(0, math.Min(1, lambda))
+	n := len(c)
+	red := make([]float64, n) // redundancy: max similarity to held and picked
+	done := make([]bool, n)
+	for i, x := range c {
+		red[i] = x.Held
+		if math.IsNaN(red[i]) {
+			red[i] = 0
+		}
+	}
+	perPage := map[int]int{}
+	chars := 0
+	var out []int
+	for {
+		best, bestScore := -1, math.Inf(-1)
+		for i, x := range c {
+			if done[i] {
+				continue
+			}
+			if (maxPerPage > 0 && perPage[x.Page] >= maxPerPage) || (maxChars > 0 && chars+x.Chars > maxChars) {
+				done[i] = true // cannot fit now, nor later (counts only grow)
+				continue
+			}
+			rel := x.Relevance
+			if math.IsNaN(rel) {
+				rel = math.Inf(-1)
+			}
+			s := lambda*rel - (1-lambda)*red[i]
+			if best < 0 || s > bestScore {
+				best, bestScore = i, s
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		done[best] = true
+		out = append(out, best)
+		perPage[c[best].Page]++
+		chars += c[best].Chars
+		if sim == nil {
+			continue
+		}
+		for i := range c {
+			if !done[i] {
+				red[i] = math.Max(red[i], sim(i, best))
+			}
+		}
+	}
+}
