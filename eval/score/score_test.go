@@ -1,0 +1,158 @@
+package score
+
+import (
+	"encoding/xml"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSentences(t *testing.T) {
+	report := "# Goal title\n\n" +
+		"Journald collects the kernel and system messages on Debian [1]. It keeps them persistently below /var/log/journal. [2][3]\n" +
+		"Short one [1].\n" +
+		"- Key files:\n" +
+		"- pam_unix reads the user accounts from /etc/passwd [4]\n" +
+		"| a | b |\n" +
+		"e.g. this sentence has no citation but six words.\n\n" +
+		"## Sources\n\n[1] Debian Reference — file:///ch03\n\n_Session stopped: root_done._\n"
+	got := Sentences(report)
+	want := []Sentence{
+		{Text: "Journald collects the kernel and system messages on Debian.", Cites: []int{1}, Factual: true},
+		{Text: "It keeps them persistently below /var/log/journal.", Cites: []int{2, 3}, Factual: true},
+		{Text: "Short one.", Cites: []int{1}, Factual: false},
+		{Text: "Key files:", Factual: false},
+		{Text: "pam_unix reads the user accounts from /etc/passwd", Cites: []int{4}, Factual: true},
+		{Text: "e.g. this sentence has no citation but six words.", Factual: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Sentences:\n got  %#v\n want %#v", got, want)
+	}
+	factual, citing := Recall(got)
+	if factual != 4 || citing != 3 {
+		t.Fatalf("Recall = %d, %d; want 4, 3", factual, citing)
+	}
+}
+
+func TestRatio(t *testing.T) {
+	for _, tc := range []struct {
+		n, d int
+		want float64
+	}{{0, 0, 0}, {2, 3, 2.0 / 3}, {3, 3, 1}} {
+		if got := Ratio(tc.n, tc.d); got != tc.want {
+			t.Errorf("Ratio(%d,%d) = %v", tc.n, tc.d, got)
+		}
+	}
+}
+
+func TestRank(t *testing.T) {
+	chunks := []string{
+		"Gardening tips for tomatoes and roses.",
+		"The journal service journald writes binary logs below /var/log/journal.",
+		"journalctl shows the journal; journalctl -b shows the last boot.",
+		"",
+	}
+	if got := Rank("Which command shows the journal logs?", chunks, 2); !reflect.DeepEqual(got, []int{2, 1}) {
+		t.Fatalf("Rank = %v, want [2 1]", got)
+	}
+	if got := Rank("the and of", chunks, 3); len(got) != 0 {
+		t.Fatalf("stopword query ranked %v", got)
+	}
+	if got := Rank("journal", nil, 3); got != nil {
+		t.Fatalf("no chunks ranked %v", got)
+	}
+}
+
+func TestWindow(t *testing.T) {
+	text := strings.Repeat("filler words about nothing in particular. ", 50) + "The shadow file holds encrypted passwords. " + strings.Repeat("more filler text here. ", 50)
+	w := Window(text, "Encrypted passwords live in the shadow file.", 120)
+	if !strings.Contains(w, "shadow file holds encrypted passwords") || len([]rune(w)) > 120 {
+		t.Fatalf("Window = %q", w)
+	}
+	if Window("short", "x", 100) != "short" {
+		t.Fatal("short text must come back whole")
+	}
+}
+
+func TestParseJudgement(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		want  float64
+		isErr bool
+	}{
+		{`{"score": 1, "reason": "all there"}`, 1, false},
+		{"<think>hmm {no}</think>```json\n{\"score\": 0.5, \"reason\": \"a } brace\"}\n```", 0.5, false},
+		{`{"score": 0.7}`, 0, true},
+		{`no json`, 0, true},
+		{`{"score": 1`, 0, true},
+	} {
+		j, err := ParseJudgement(tc.in)
+		if (err != nil) != tc.isErr || j.Score != tc.want {
+			t.Errorf("ParseJudgement(%q) = %v, %v", tc.in, j, err)
+		}
+	}
+}
+
+func TestParseVerdicts(t *testing.T) {
+	got, err := ParseVerdicts(`{"verdicts":[{"i":2,"supported":true,"quote":"x"},{"i":1,"supported":false},{"i":9,"supported":true}]}`, 3)
+	if err != nil || !reflect.DeepEqual(got, []bool{false, true, false}) {
+		t.Fatalf("ParseVerdicts = %v, %v", got, err)
+	}
+	if _, err := ParseVerdicts("nothing", 1); err == nil {
+		t.Fatal("no error for an answer without JSON")
+	}
+}
+
+func TestParsePlan(t *testing.T) {
+	got, err := ParsePlan(`{"queries":["a"," ","b","c","d"]}`, 3)
+	if err != nil || !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
+		t.Fatalf("ParsePlan = %v, %v", got, err)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	recs := []Record{
+		{Index: 1, System: "rag", Contains: true, Judge: 1, Cited: 3, Supported: 2, Factual: 4, Citing: 3, EvidenceRecall: 1, Calls: 1, PromptTokens: 900, CompletionTokens: 100, Seconds: 30},
+		{Index: 0, System: "rag", Judge: 0.5, Cited: 1, Supported: 1, Factual: 1, Citing: 1, EvidenceRecall: 0.5, Calls: 1, PromptTokens: 1000, Seconds: 30},
+		{Index: 0, System: "lethe", Failed: true, Error: "stopped"},
+	}
+	sums := Summarize(recs, []string{"lethe", "rag", "loop"})
+	want := []Summary{
+		{System: "lethe", Questions: 1, Failed: 1},
+		{System: "rag", Questions: 2, Contains: 0.5, Judge: 0.75, Precision: 0.75, CitationRecall: 0.8, EvidenceRecall: 0.75, Calls: 2, Tokens: 2000, Minutes: 1},
+	}
+	if !reflect.DeepEqual(sums, want) {
+		t.Fatalf("Summarize:\n got  %+v\n want %+v", sums, want)
+	}
+	SortRecords(recs, []string{"lethe", "rag"})
+	if recs[0].System != "lethe" || recs[1].Index != 0 || recs[2].Index != 1 {
+		t.Fatalf("SortRecords: %+v", recs)
+	}
+	tab := Table(sums, recs)
+	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.75 | 0.75 | 0.80 | 0.75 | 2 | 2000 | 1.0 |") || !strings.Contains(tab, "failed: stopped") {
+		t.Fatalf("Table:\n%s", tab)
+	}
+	if r := recs[2]; math.Abs(r.Precision()-2.0/3) > 1e-12 || r.CitationRecall() != 0.75 {
+		t.Fatalf("record precision %v recall %v", r.Precision(), r.CitationRecall())
+	}
+	lines, err := JSONL(recs)
+	if err != nil || strings.Count(lines, "\n") != 3 {
+		t.Fatalf("JSONL: %v\n%s", err, lines)
+	}
+}
+
+func TestPlotIsSVG(t *testing.T) {
+	svg := Plot([]Summary{{System: "lethe <x>", Questions: 2, Judge: 0.5, Tokens: 200000}, {System: "rag", Questions: 2, Judge: 0.25, Tokens: 3000}})
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, svg)
+	}
+	for _, s := range []string{"lethe &lt;x&gt;", "rag", "<circle", "100k", "1k", "tokens per question"} {
+		if !strings.Contains(svg, s) {
+			t.Errorf("plot lacks %q", s)
+		}
+	}
+	if err := xml.Unmarshal([]byte(Plot(nil)), new(struct{})); err != nil {
+		t.Fatalf("empty plot: %v", err)
+	}
+}

@@ -1,0 +1,164 @@
+// Package score holds the evaluation's pure scoring functions: sentence
+// splitting with citations, citation recall, chunk ranking for the
+// baselines, the judge prompts and the parsing of their answers, and the
+// aggregation into the Markdown table and the SVG plot (docs/eval.md
+// defines every metric). No I/O: the LLM calls live in activities.
+package score
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Sentence is one sentence of an answer with the source numbers it cites.
+type Sentence struct {
+	Text    string `json:"text"` // citation markers removed
+	Cites   []int  `json:"cites,omitempty"`
+	Factual bool   `json:"factual"`
+}
+
+// MinFactualWords is the length from which a sentence counts as factual
+// (docs/eval.md): shorter ones are labels, transitions and fragments.
+const MinFactualWords = 6
+
+var (
+	citeRe       = regexp.MustCompile(`\[(\d+)\]`)
+	sourceLineRe = regexp.MustCompile(`^\[\d+\]\s`)
+	sourcesHdRe  = regexp.MustCompile(`(?i)^(#+\s*)?(sources|references)\s*:?\s*$`)
+	listRe       = regexp.MustCompile(`^(\s*([-*+]|\d+[.)])\s+)`)
+	leadCiteRe   = regexp.MustCompile(`^\s*((?:\[\d+\]\s*)+)`)
+)
+
+// Sentences splits an answer into sentences. Skipped: the source list
+// (from a "Sources"/"References" heading on, and lines "[n] …"), headings,
+// the italic footer lines ("_…_"), table rows and code fences. A list item
+// is a sentence of its own; one that ends in ":" is a label (not factual).
+func Sentences(answer string) []Sentence {
+	var out []Sentence
+	fence := false
+	for _, line := range strings.Split(answer, "\n") {
+		l := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(l, "```"):
+			fence = !fence
+			continue
+		case fence || l == "":
+			continue
+		case sourcesHdRe.MatchString(l):
+			return out
+		case strings.HasPrefix(l, "#"), strings.HasPrefix(l, "|"), sourceLineRe.MatchString(l),
+			strings.HasPrefix(l, "_") && strings.HasSuffix(l, "_"):
+			continue
+		}
+		label := false
+		if m := listRe.FindString(l); m != "" {
+			l = strings.TrimSpace(l[len(m):])
+			label = strings.HasSuffix(l, ":")
+		}
+		for _, s := range splitSentences(l) {
+			s.Factual = !label && s.Factual
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// splitSentences splits one line at ., ! or ? followed by a space; a run
+// of citations right after the break ("… grows. [2] Next") belongs to the
+// sentence before it.
+func splitSentences(line string) []Sentence {
+	var parts []string
+	start := 0
+	rs := []rune(line)
+	for i := 0; i < len(rs)-1; i++ {
+		if strings.ContainsRune(".!?", rs[i]) && unicode.IsSpace(rs[i+1]) && !abbreviation(rs[:i]) {
+			parts = append(parts, string(rs[start:i+1]))
+			start = i + 1
+		}
+	}
+	parts = append(parts, string(rs[start:]))
+	var out []Sentence
+	for i := 0; i < len(parts); i++ {
+		p := parts[i]
+		if i+1 < len(parts) {
+			if m := leadCiteRe.FindString(parts[i+1]); m != "" {
+				p += " " + strings.TrimSpace(m)
+				parts[i+1] = parts[i+1][len(m):]
+			}
+		}
+		if s, ok := sentence(p); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// abbreviation: "e.g." and "i.e." and single letters before a period do
+// not end a sentence.
+func abbreviation(before []rune) bool {
+	w := string(before)
+	if i := strings.LastIndexFunc(w, unicode.IsSpace); i >= 0 {
+		w = w[i+1:]
+	}
+	w = strings.ToLower(w)
+	return w == "e.g" || w == "i.e" || w == "etc" || w == "vs" || len([]rune(w)) == 1
+}
+
+func sentence(p string) (Sentence, bool) {
+	var cites []int
+	for _, m := range citeRe.FindAllStringSubmatch(p, -1) {
+		n, err := strconv.Atoi(m[1])
+		if err == nil && !containsInt(cites, n) {
+			cites = append(cites, n)
+		}
+	}
+	text := strings.Join(strings.Fields(citeRe.ReplaceAllString(p, "")), " ")
+	text = strings.TrimSpace(strings.ReplaceAll(text, " .", "."))
+	if text == "" {
+		return Sentence{}, false
+	}
+	return Sentence{Text: text, Cites: cites, Factual: wordCount(text) >= MinFactualWords}, true
+}
+
+func wordCount(s string) int {
+	n := 0
+	for _, f := range strings.Fields(s) {
+		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Recall counts the factual sentences and those of them that cite a
+// source: citation recall is cited/factual (0 when there are none).
+func Recall(ss []Sentence) (factual, cited int) {
+	for _, s := range ss {
+		if s.Factual {
+			factual++
+			if len(s.Cites) > 0 {
+				cited++
+			}
+		}
+	}
+	return factual, cited
+}
+
+// Ratio is num/den, 0 when den is 0.
+func Ratio(num, den int) float64 {
+	if den == 0 {
+		return 0
+	}
+	return float64(num) / float64(den)
+}
