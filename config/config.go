@@ -29,6 +29,7 @@ type Config struct {
 	Control   Control   `mapstructure:"control" json:"control"`
 	Telemetry Telemetry `mapstructure:"telemetry" json:"telemetry"`
 	Loop      Loop      `mapstructure:"loop" json:"loop"`
+	Eval      Eval      `mapstructure:"eval" json:"eval"`
 }
 
 // Loop holds the agent loop's guards where the seeds are silent
@@ -46,6 +47,27 @@ type Control struct {
 
 type Telemetry struct {
 	MetricsAddr string `mapstructure:"metrics_addr" json:"metrics_addr"`
+}
+
+// Eval configures the Evaluation workflow (docs/eval.md).
+type Eval struct {
+	JudgeBaseURL       string `mapstructure:"judge_base_url" json:"judge_base_url"`
+	JudgeModel         string `mapstructure:"judge_model" json:"judge_model"`
+	JudgeAPIKey        string `mapstructure:"judge_api_key" json:"judge_api_key"`
+	JudgeBatch         int    `mapstructure:"judge_batch" json:"judge_batch"`
+	JudgeEvidenceChars int    `mapstructure:"judge_evidence_chars" json:"judge_evidence_chars"`
+	JudgeAnswerChars   int    `mapstructure:"judge_answer_chars" json:"judge_answer_chars"`
+	TopK               int    `mapstructure:"top_k" json:"top_k"`
+	LoopQueries        int    `mapstructure:"loop_queries" json:"loop_queries"`
+	LoopK              int    `mapstructure:"loop_k" json:"loop_k"`
+	SearchDocs         int    `mapstructure:"search_docs" json:"search_docs"`
+	ChunkChars         int    `mapstructure:"chunk_chars" json:"chunk_chars"`
+	AnswerTokens       int    `mapstructure:"answer_tokens" json:"answer_tokens"`
+	Parallelism        int    `mapstructure:"parallelism" json:"parallelism"`
+	ContinueEvery      int    `mapstructure:"continue_every" json:"continue_every"`
+	EvidenceMaxChars   int    `mapstructure:"evidence_max_chars" json:"evidence_max_chars"`
+	RecordAnswerChars  int    `mapstructure:"record_answer_chars" json:"record_answer_chars"`
+	OutDir             string `mapstructure:"out_dir" json:"out_dir"`
 }
 
 type Session struct {

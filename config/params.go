@@ -257,6 +257,25 @@ var params = []Param{
 	p("control.max_guide_chars", Int, 500, 1, 10000, "a guide note is a short steer, not a second prompt"),
 	p("control.max_guides", Int, 8, 1, 100, "guide notes kept; the oldest is dropped beyond this"),
 	p("telemetry.metrics_addr", String, "127.0.0.1:9464", 0, 0, "Prometheus /metrics listen address of the worker; empty disables"),
+
+	// evaluation (docs/eval.md): the Evaluation workflow, its baselines and its judge
+	p("eval.judge_base_url", String, "", 0, 0, "OpenAI-compatible server of the judge; empty = llm.base_url (the model under test judges)"),
+	p("eval.judge_model", String, "", 0, 0, "judge model name; empty = llm.model"),
+	p("eval.judge_api_key", String, "", 0, 0, "bearer token of the judge server; empty = llm.api_key"),
+	p("eval.judge_batch", Int, 6, 1, 64, "cited sentences per entailment call: fewer calls, while a small judge still keeps the claims apart"),
+	p("eval.judge_evidence_chars", Int, 1500, 100, 100000, "characters of a cited source the entailment judge reads (the window that best matches the sentence)"),
+	p("eval.judge_answer_chars", Int, 6000, 200, 200000, "characters of an answer the correctness judge reads"),
+	p("eval.top_k", Int, 8, 1, 100, "chunks the rag baseline answers from"),
+	p("eval.loop_queries", Int, 3, 1, 10, "sub-queries the loop baseline plans (GPT-Researcher's default)"),
+	p("eval.loop_k", Int, 3, 1, 100, "chunks the loop baseline keeps per sub-query"),
+	p("eval.search_docs", Int, 5, 1, 100, "corpus documents a baseline query reads and chunks"),
+	p("eval.chunk_chars", Int, 1000, 200, 20000, "chunk size of the baselines (research.Chunk target)"),
+	p("eval.answer_tokens", Int, 1024, 64, 100000, "output tokens of a baseline answer call"),
+	p("eval.parallelism", Int, 1, 1, 64, "questions in flight at once (each runs its systems side by side); 1 suits one local model server"),
+	p("eval.continue_every", Int, 10, 1, 10000, "questions per workflow run before continue-as-new keeps history small"),
+	p("eval.evidence_max_chars", Int, 2000000, 1000, 100000000, "characters of a session's evidence the Score activity reads for evidence recall and citations"),
+	p("eval.record_answer_chars", Int, 4000, 0, 100000, "characters of each answer kept in the record (history and JSONL)"),
+	p("eval.out_dir", String, "lethe-data/eval", 0, 0, "directory of the table, JSONL and plot (one subdirectory per evaluation)"),
 }
 
 // Params returns a copy of the parameter table.

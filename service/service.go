@@ -96,10 +96,11 @@ func Register(r worker.Registry, a *activities.Activities) {
 	RegisterActivities(r, a)
 }
 
-// RegisterWorkflows registers ResearchSession and WebResearch.
+// RegisterWorkflows registers ResearchSession, WebResearch and Evaluation.
 func RegisterWorkflows(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.ResearchSession, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.WebResearch, workflow.RegisterOptions{Name: workflows.ResearchWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.Evaluation, workflow.RegisterOptions{Name: workflows.EvaluationWorkflow})
 }
 
 // RegisterActivities registers every activity method of a.

@@ -162,3 +162,15 @@ func Ratio(num, den int) float64 {
 	}
 	return float64(num) / float64(den)
 }
+
+// Body is the answer without its source list and footer: what containment
+// and the judge read (a source title must not count as an answer).
+func Body(answer string) string {
+	lines := strings.Split(answer, "\n")
+	for i, line := range lines {
+		if sourcesHdRe.MatchString(strings.TrimSpace(line)) {
+			return strings.TrimSpace(strings.Join(lines[:i], "\n"))
+		}
+	}
+	return strings.TrimSpace(answer)
+}

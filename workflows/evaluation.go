@@ -1,0 +1,376 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+)
+
+// EvaluationWorkflow is the registered name of the Evaluation workflow.
+const EvaluationWorkflow = "Evaluation"
+
+// The systems an evaluation compares (docs/eval.md).
+const (
+	SystemLethe = "lethe"
+	SystemRAG   = "rag"
+	SystemLoop  = "loop"
+)
+
+// Evaluation statuses of LetheStatus.
+const StatusEvaluating = "evaluating"
+
+// EvalInput starts an evaluation: the questions (inline, they are small),
+// the systems, and the configuration every system runs with (the same
+// model endpoint, corpus and limits; eval.* for the baselines and the
+// judge). Without Config the worker resolves one from Params.
+type EvalInput struct {
+	Questions []activities.EvalQuestion `json:"questions"`
+	Systems   []string                  `json:"systems,omitempty"` // default: lethe, rag, loop
+	Config    *config.Config            `json:"config,omitempty"`
+	Params    map[string]string         `json:"params,omitempty"`
+	State     *EvalState                `json:"state,omitempty"` // carried by continue-as-new
+}
+
+// EvalState is what an evaluation carries across continue-as-new: the
+// records so far, slim (answers and reasons live in the output directory).
+type EvalState struct {
+	StartedAt time.Time               `json:"started_at"`
+	Records   []activities.EvalRecord `json:"records,omitempty"`
+	Runs      int                     `json:"runs,omitempty"`
+}
+
+// EvalResult is the evaluation's result.
+type EvalResult struct {
+	EvalID    string                   `json:"eval_id"`
+	Dir       string                   `json:"dir"`
+	Table     string                   `json:"table"`
+	Summaries []activities.EvalSummary `json:"summaries"`
+	Failed    int                      `json:"failed"` // records of a system that failed on a question
+}
+
+// EvalProgress is the answer of the evaluation's progress query.
+type EvalProgress struct {
+	EvalID    string         `json:"eval_id"`
+	Phase     string         `json:"phase"`
+	Questions int            `json:"questions"`
+	Done      int            `json:"done"` // questions every system has a record for
+	Running   []string       `json:"running,omitempty"`
+	Runs      int            `json:"runs"`
+	Systems   []SystemStatus `json:"systems"`
+}
+
+// SystemStatus is one system's running totals.
+type SystemStatus struct {
+	System    string  `json:"system"`
+	Records   int     `json:"records"`
+	Failed    int     `json:"failed"`
+	Contains  float64 `json:"contains"` // share so far
+	Judge     float64 `json:"judge"`    // mean so far
+	Cited     int     `json:"cited"`
+	Supported int     `json:"supported"`
+	Tokens    int     `json:"tokens"`
+}
+
+type evaluation struct {
+	id      string
+	in      EvalInput
+	cfg     config.Config
+	st      *EvalState
+	phase   string
+	running []string
+	log     log.Logger
+}
+
+// Evaluation runs every question as a child ResearchSession and as the
+// two baselines, scores each answer and writes the outputs. Every step is
+// an activity or a child with a deterministic id, so a killed worker or a
+// restarted server resumes where it was; a system that fails on a
+// question is recorded as failed and the evaluation goes on.
+func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
+	e := &evaluation{id: workflow.GetInfo(ctx).WorkflowExecution.ID, in: in, st: in.State, phase: "configuring"}
+	e.log = log.With(workflow.GetLogger(ctx), "evaluation", e.id)
+	if e.st == nil {
+		e.st = &EvalState{StartedAt: workflow.Now(ctx)}
+	}
+	if len(e.in.Systems) == 0 {
+		e.in.Systems = []string{SystemLethe, SystemRAG, SystemLoop}
+	}
+	if err := validateEval(e.in); err != nil {
+		return EvalResult{}, err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (EvalProgress, error) { return e.progress(), nil }); err != nil {
+		return EvalResult{}, err
+	}
+	if err := e.resolveConfig(ctx); err != nil {
+		return EvalResult{}, err
+	}
+	e.phase = "running"
+	e.publish(ctx)
+	more, err := e.runQuestions(ctx)
+	if err != nil {
+		return EvalResult{}, err
+	}
+	if more {
+		st := *e.st
+		st.Runs++
+		e.log.Info("continuing as new", "records", len(st.Records))
+		return EvalResult{}, workflow.NewContinueAsNewError(ctx, EvaluationWorkflow, EvalInput{
+			Questions: e.in.Questions, Systems: e.in.Systems, Config: &e.cfg, State: &st,
+		})
+	}
+	e.phase = "writing outputs"
+	e.publish(ctx)
+	var out activities.EvalOutputsResult
+	err = workflow.ExecuteActivity(summarized(graphCtx(ctx, e.cfg), "write table, JSONL and plot"), acts.WriteEvalOutputs,
+		activities.EvalOutputsInput{EvalID: e.id, Systems: e.in.Systems, Records: e.st.Records, OutDir: e.cfg.Eval.OutDir}).Get(ctx, &out)
+	if err != nil {
+		return EvalResult{}, fmt.Errorf("write outputs: %w", err)
+	}
+	e.phase = "done"
+	e.publish(ctx)
+	failed := 0
+	for _, r := range e.st.Records {
+		if r.Failed {
+			failed++
+		}
+	}
+	return EvalResult{EvalID: e.id, Dir: out.Dir, Table: out.Table, Summaries: out.Summaries, Failed: failed}, nil
+}
+
+func validateEval(in EvalInput) error {
+	if len(in.Questions) == 0 {
+		return invalid("no questions")
+	}
+	seen := map[string]bool{}
+	for i, q := range in.Questions {
+		switch {
+		case strings.TrimSpace(q.ID) == "" || strings.Contains(q.ID, "/"):
+			return invalid(fmt.Sprintf("question %d: id %q must be non-empty and without '/'", i, q.ID))
+		case seen[q.ID]:
+			return invalid(fmt.Sprintf("question id %q appears twice", q.ID))
+		case strings.TrimSpace(q.Question) == "":
+			return invalid(fmt.Sprintf("question %s is empty", q.ID))
+		}
+		seen[q.ID] = true
+	}
+	dup := map[string]bool{}
+	for _, s := range in.Systems {
+		if s != SystemLethe && s != SystemRAG && s != SystemLoop {
+			return invalid(fmt.Sprintf("unknown system %q (lethe, rag, loop)", s))
+		}
+		if dup[s] {
+			return invalid(fmt.Sprintf("system %q listed twice", s))
+		}
+		dup[s] = true
+	}
+	return nil
+}
+
+// resolveConfig takes the recorded config or resolves one from Params,
+// like a session.
+func (e *evaluation) resolveConfig(ctx workflow.Context) error {
+	if e.in.Config != nil {
+		if err := e.in.Config.Validate(); err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrConfig, nil)
+		}
+		e.cfg = *e.in.Config
+		return nil
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry(3)})
+	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, activities.ResolveConfigInput{Params: e.in.Params}).Get(ctx, &e.cfg); err != nil {
+		return fmt.Errorf("resolve config: %w", err)
+	}
+	e.in.Config, e.in.Params = &e.cfg, nil
+	return nil
+}
+
+// runQuestions runs the questions without a full set of records, at most
+// eval.parallelism at once. It returns true when this run has started
+// eval.continue_every questions (or the server suggests it) and should
+// continue as new once those finished.
+func (e *evaluation) runQuestions(ctx workflow.Context) (bool, error) {
+	inFlight, started := 0, 0
+	par := max(1, e.cfg.Eval.Parallelism)
+	for i, q := range e.in.Questions {
+		if e.complete(i) {
+			continue
+		}
+		if started >= e.cfg.Eval.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return true, workflow.Await(ctx, func() bool { return inFlight == 0 })
+		}
+		if err := workflow.Await(ctx, func() bool { return inFlight < par }); err != nil {
+			return false, err
+		}
+		inFlight++
+		started++
+		e.running = append(e.running, q.ID)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer func() { inFlight-- }()
+			e.question(ctx, i, q)
+			e.running = without(e.running, q.ID)
+			e.publish(ctx)
+		})
+	}
+	return false, workflow.Await(ctx, func() bool { return inFlight == 0 })
+}
+
+func without(xs []string, x string) []string {
+	var out []string
+	for _, y := range xs {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+func (e *evaluation) has(i int, system string) bool {
+	for _, r := range e.st.Records {
+		if r.Index == i && r.System == system {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *evaluation) complete(i int) bool {
+	for _, s := range e.in.Systems {
+		if !e.has(i, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// question runs every system still missing a record for question i side
+// by side, each followed by its Score.
+func (e *evaluation) question(ctx workflow.Context, i int, q activities.EvalQuestion) {
+	wg := workflow.NewWaitGroup(ctx)
+	for _, sys := range e.in.Systems {
+		if e.has(i, sys) {
+			continue
+		}
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			rec := e.system(ctx, i, q, sys)
+			e.keep(rec)
+			e.publish(ctx)
+		})
+	}
+	wg.Wait(ctx)
+}
+
+// keep adds a record to the state without the texts that live in the
+// output directory, so history and continue-as-new stay small.
+func (e *evaluation) keep(r activities.EvalRecord) {
+	r.Answer, r.JudgeReason = "", ""
+	e.st.Records = append(e.st.Records, r)
+}
+
+// system runs one system on one question and scores it; a failure is a
+// failed record, never a failed evaluation.
+func (e *evaluation) system(ctx workflow.Context, i int, q activities.EvalQuestion, sys string) activities.EvalRecord {
+	in := activities.ScoreInput{
+		EvalID: e.id, Index: i, Question: q, System: sys, Eval: e.cfg.Eval,
+		JudgeBaseURL: firstSet(e.cfg.Eval.JudgeBaseURL, e.cfg.LLM.BaseURL), JudgeModel: firstSet(e.cfg.Eval.JudgeModel, e.cfg.LLM.Model),
+	}
+	var err error
+	switch sys {
+	case SystemLethe:
+		err = e.lethe(ctx, q, &in)
+	case SystemRAG:
+		err = workflow.ExecuteActivity(summarized(baselineCtx(ctx, e.cfg), "rag baseline: %s", q.ID), acts.BaselineRAG, e.baselineInput(q)).Get(ctx, &in.Answer)
+	case SystemLoop:
+		err = workflow.ExecuteActivity(summarized(baselineCtx(ctx, e.cfg), "loop baseline: %s", q.ID), acts.BaselineLoop, e.baselineInput(q)).Get(ctx, &in.Answer)
+	}
+	if err != nil {
+		e.log.Warn("system failed on question", "system", sys, "question", q.ID, "error", err)
+		return failedRecord(i, q, sys, in.Answer, err)
+	}
+	var rec activities.EvalRecord
+	if err := workflow.ExecuteActivity(summarized(scoreCtx(ctx, e.cfg), "score %s on %s", sys, q.ID), acts.Score, in).Get(ctx, &rec); err != nil {
+		e.log.Warn("scoring failed", "system", sys, "question", q.ID, "error", err)
+		return failedRecord(i, q, sys, in.Answer, fmt.Errorf("score: %w", err))
+	}
+	return rec
+}
+
+func (e *evaluation) baselineInput(q activities.EvalQuestion) activities.BaselineInput {
+	return activities.BaselineInput{EvalID: e.id, QID: q.ID, Question: q.Question, Eval: e.cfg.Eval}
+}
+
+// lethe runs the question as a child session with the evaluation's config;
+// the child's id is <eval id>/<question id>/lethe, so a replayed or resumed
+// evaluation finds the same child instead of starting another.
+func (e *evaluation) lethe(ctx workflow.Context, q activities.EvalQuestion, in *activities.ScoreInput) error {
+	id := fmt.Sprintf("%s/%s/%s", e.id, q.ID, SystemLethe)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:    id,
+		TaskQueue:     e.cfg.Temporal.TaskQueue,
+		RetryPolicy:   &temporal.RetryPolicy{MaximumAttempts: 1},
+		StaticSummary: fmt.Sprintf("lethe on %s: %s", q.ID, truncateRunes(q.Question, 120)),
+	})
+	start := workflow.Now(ctx)
+	cfg := e.cfg
+	var res SessionResult
+	if err := workflow.ExecuteChildWorkflow(cctx, SessionWorkflow, SessionInput{Goal: q.Question, Config: &cfg}).Get(ctx, &res); err != nil {
+		return err
+	}
+	in.SessionID, in.Sources = id, res.Sources
+	in.Answer = activities.SystemAnswer{
+		Answer: res.Report, Calls: res.Stats.LLMCalls, PromptTokens: res.Stats.PromptTokens,
+		CompletionTokens: res.Stats.CompletionToken, Seconds: workflow.Now(ctx).Sub(start).Seconds(),
+	}
+	return nil
+}
+
+func failedRecord(i int, q activities.EvalQuestion, sys string, a activities.SystemAnswer, err error) activities.EvalRecord {
+	msg := err.Error()
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Message() != "" {
+		msg = ae.Message()
+	}
+	return activities.EvalRecord{
+		Index: i, Question: q.ID, Kind: q.Kind, System: sys, Failed: true, Error: truncateRunes(msg, 300),
+		Calls: a.Calls, PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, Seconds: a.Seconds,
+	}
+}
+
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// baselineCtx is for a baseline: retrieval and up to two model calls.
+func baselineCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           cfg.Temporal.QueueLLM(),
+		StartToCloseTimeout: 2*cfg.LLM.Timeout + 2*time.Minute,
+		HeartbeatTimeout:    heartbeat(cfg),
+		RetryPolicy:         retry(5),
+	})
+}
+
+// scoreCtx is for Score: a few judge calls; a judge outage is retried for
+// several minutes before the record is marked failed.
+func scoreCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           cfg.Temporal.QueueLLM(),
+		StartToCloseTimeout: 10*cfg.LLM.Timeout + 2*time.Minute,
+		HeartbeatTimeout:    heartbeat(cfg),
+		RetryPolicy:         retry(10),
+	})
+}

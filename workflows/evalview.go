@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// progress is the running state per system, computed with plain loops in
+// the order the systems were given.
+func (e *evaluation) progress() EvalProgress {
+	p := EvalProgress{EvalID: e.id, Phase: e.phase, Questions: len(e.in.Questions), Running: e.running, Runs: e.st.Runs}
+	for i := range e.in.Questions {
+		if e.complete(i) {
+			p.Done++
+		}
+	}
+	for _, s := range e.in.Systems {
+		st := SystemStatus{System: s}
+		for _, r := range e.st.Records {
+			if r.System != s {
+				continue
+			}
+			st.Records++
+			if r.Failed {
+				st.Failed++
+			}
+			if r.Contains {
+				st.Contains++
+			}
+			st.Judge += r.Judge
+			st.Cited += r.Cited
+			st.Supported += r.Supported
+			st.Tokens += r.PromptTokens + r.CompletionTokens
+		}
+		if st.Records > 0 {
+			st.Contains /= float64(st.Records)
+			st.Judge /= float64(st.Records)
+		}
+		p.Systems = append(p.Systems, st)
+	}
+	return p
+}
+
+// publish shows the evaluation's progress in the UI: LetheStatus and
+// LetheIteration (questions done) as search attributes, a Markdown table
+// as current details.
+func (e *evaluation) publish(ctx workflow.Context) {
+	p := e.progress()
+	if e.cfg.Temporal.SearchAttributes {
+		status := StatusEvaluating
+		if e.phase == "done" {
+			status = StatusDone
+		}
+		if err := workflow.UpsertTypedSearchAttributes(ctx, AttrStatus.ValueSet(status), AttrIteration.ValueSet(int64(p.Done))); err != nil {
+			e.log.Warn("search attribute upsert failed", "error", err)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Lethe evaluation: %s\n\n%d of %d questions done", e.phase, p.Done, p.Questions)
+	if len(p.Running) > 0 {
+		fmt.Fprintf(&b, "; running: %s", strings.Join(p.Running, ", "))
+	}
+	b.WriteString("\n\n| system | scored | failed | correct (contains) | correct (judge) | citations supported | tokens |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range p.Systems {
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %d of %d | %d |\n", s.System, s.Records, s.Failed, s.Contains, s.Judge, s.Supported, s.Cited, s.Tokens)
+	}
+	workflow.SetCurrentDetails(ctx, b.String())
+}
