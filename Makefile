@@ -12,7 +12,8 @@ CORPUS ?= $(CURDIR)/testdata/corpus
 export TEMPORAL_CLI := $(TEMPORAL)
 
 # test-real-models: one whole session on the local models of scripts/models.sh.
-.PHONY: test-real-models all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop
+EVAL_ARGS ?= -n 12
+.PHONY: eval test-real-models all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop
 
 all: build
 
@@ -60,6 +61,14 @@ test-short:
 run: $(TEMPORAL) temporal
 	@mkdir -p $(RUN_DIR)
 	@bash scripts/run.sh "$(GOAL)" "$(RUN_DIR)" "$(CORPUS)"
+
+# An evaluation (docs/eval.md): dev server, worker, and the Evaluation
+# workflow over the Debian Reference questions (lethe, rag, loop); prints
+# the table, writes it with the JSONL and the plot to lethe-data/eval/<id>/.
+# EVAL_ARGS="-n 2 -systems rag,loop" picks a subset.
+eval: $(TEMPORAL) temporal
+	@mkdir -p $(RUN_DIR)
+	@bash scripts/eval.sh "$(RUN_DIR)" $(EVAL_ARGS)
 
 # A real Neo4j 5 server without Docker (Maven artifacts + tools/neo4j launcher),
 # Bolt on 127.0.0.1:7687 (NEO4J_PORT), data in lethe-data/neo4j; see docs/neo4j.md.

@@ -1,0 +1,164 @@
+// Command eval starts an Evaluation workflow (docs/eval.md): every
+// question of a question set as a research session and as the rag and
+// loop baselines, scored; it follows the progress and prints the table.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+type params map[string]string
+
+func (p params) String() string { return fmt.Sprint(map[string]string(p)) }
+func (p params) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("want key=value, got %q", s)
+	}
+	p[k] = v
+	return nil
+}
+
+type options struct {
+	file, id, questions, systems, judgeURL, judgeModel string
+	n                                                  int
+	follow                                             bool
+	ps                                                 params
+}
+
+func main() {
+	o := options{ps: params{}}
+	flag.StringVar(&o.file, "config", "", "YAML config file (default $LETHE_CONFIG)")
+	flag.StringVar(&o.id, "id", "", "workflow id (default eval-<unix time>); an existing id's evaluation is followed, not restarted")
+	flag.StringVar(&o.questions, "questions", "", "question file (JSON; default the embedded Debian Reference set)")
+	flag.IntVar(&o.n, "n", 0, "a stratified subset of this many questions (0 = all)")
+	flag.StringVar(&o.systems, "systems", "lethe,rag,loop", "systems to run, comma-separated")
+	flag.StringVar(&o.judgeURL, "judge-url", "", "judge server (eval.judge_base_url; default the model under test)")
+	flag.StringVar(&o.judgeModel, "judge-model", "", "judge model (eval.judge_model)")
+	flag.BoolVar(&o.follow, "follow", true, "print progress while the evaluation runs")
+	flag.Var(o.ps, "param", "override a parameter, key=value (repeatable)")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "eval:", err)
+		os.Exit(1)
+	}
+}
+
+func loadQuestions(path string, n int) ([]questions.Question, error) {
+	var qs []questions.Question
+	var err error
+	if path == "" {
+		qs, err = questions.DebianReference()
+	} else {
+		f, ferr := os.Open(path)
+		if ferr != nil {
+			return nil, fmt.Errorf("questions: %w", ferr)
+		}
+		defer f.Close()
+		qs, err = questions.Parse(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return questions.Stratified(qs, n), nil
+}
+
+func run(o options) error {
+	if o.judgeURL != "" {
+		o.ps["eval.judge_base_url"] = o.judgeURL
+	}
+	if o.judgeModel != "" {
+		o.ps["eval.judge_model"] = o.judgeModel
+	}
+	cfg, err := config.Load(config.Sources{File: o.file, Overrides: o.ps})
+	if err != nil {
+		return err
+	}
+	qs, err := loadQuestions(o.questions, o.n)
+	if err != nil {
+		return err
+	}
+	c, err := client.Dial(client.Options{HostPort: cfg.Temporal.HostPort, Namespace: cfg.Temporal.Namespace})
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %s: %w", cfg.Temporal.HostPort, err)
+	}
+	defer c.Close()
+	if o.id == "" {
+		o.id = fmt.Sprintf("eval-%d", time.Now().Unix())
+	}
+	ctx := context.Background()
+	in := workflows.EvalInput{Questions: qs, Systems: splitList(o.systems), Config: &cfg}
+	// An id that is running already is followed (a re-run of the command
+	// after it was interrupted), not started twice.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.id, TaskQueue: cfg.Temporal.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: false},
+		workflows.EvaluationWorkflow, in)
+	if err != nil {
+		return fmt.Errorf("start evaluation: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "evaluation %s: %d questions, systems %s; UI: http://localhost:8233/namespaces/%s/workflows/%s\n",
+		o.id, len(qs), strings.Join(in.Systems, ","), cfg.Temporal.Namespace, o.id)
+	done := make(chan struct{})
+	if o.follow {
+		go follow(ctx, c, o.id, done)
+	}
+	var res workflows.EvalResult
+	err = run.Get(ctx, &res)
+	close(done)
+	if err != nil {
+		return fmt.Errorf("evaluation %s: %w", o.id, err)
+	}
+	fmt.Println(res.Table)
+	fmt.Fprintf(os.Stderr, "outputs: %s (results.md, results.jsonl, accuracy-tokens.svg); %d failed runs\n", res.Dir, res.Failed)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func follow(ctx context.Context, c client.Client, id string, done <-chan struct{}) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryProgress)
+		if err != nil {
+			continue
+		}
+		var p workflows.EvalProgress
+		if v.Get(&p) != nil {
+			continue
+		}
+		var parts []string
+		for _, s := range p.Systems {
+			parts = append(parts, fmt.Sprintf("%s %d (judge %.2f)", s.System, s.Records, s.Judge))
+		}
+		line := fmt.Sprintf("%s %d/%d questions; %s; running %s", p.Phase, p.Done, p.Questions, strings.Join(parts, ", "), strings.Join(p.Running, ","))
+		if line != last {
+			fmt.Fprintln(os.Stderr, line)
+			last = line
+		}
+	}
+}

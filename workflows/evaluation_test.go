@@ -1,0 +1,150 @@
+package workflows_test
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/service"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+// evalEnv is a test environment with the real activities, the embedded
+// store and the scripted evaluation model; fresh makes another
+// environment over the same activities (the next run of a continue-as-new).
+func evalEnv(t *testing.T, extra map[string]string) (env *testsuite.TestWorkflowEnvironment, cfg config.Config, fresh func() *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	srv := llmtest.NewServer(lethetest.EvalScript(t))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	p := map[string]string{"eval.judge_batch": "1", "eval.out_dir": filepath.Join(dir, "eval"), "temporal.search_attributes": "false"}
+	for k, v := range extra {
+		p[k] = v
+	}
+	cfg = lethetest.Config(t, srv.URL(), dir, p)
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(srv.URL(), dir)}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh = func() *testsuite.TestWorkflowEnvironment {
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestWorkflowEnvironment()
+		env.SetTestTimeout(2 * time.Minute)
+		service.Register(env, acts)
+		env.SetWorkerOptions(worker.Options{Interceptors: service.Interceptors(cfg)})
+		return env
+	}
+	return fresh(), cfg, fresh
+}
+
+func TestEvaluationScores(t *testing.T) {
+	env, cfg, _ := evalEnv(t, nil)
+	env.ExecuteWorkflow(workflows.EvaluationWorkflow, workflows.EvalInput{Questions: lethetest.EvalQuestions(), Config: &cfg})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("evaluation: completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	var res workflows.EvalResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Summaries) != 3 || res.Failed != 0 {
+		t.Fatalf("summaries %+v, failed %d", res.Summaries, res.Failed)
+	}
+	lethe, rag, loop := res.Summaries[0], res.Summaries[1], res.Summaries[2]
+	if lethe.System != "lethe" || rag.System != "rag" || loop.System != "loop" {
+		t.Fatalf("systems out of order: %+v", res.Summaries)
+	}
+	// rag and loop: t-paths 2 of 3 supported (WrongClaim), t-melt 1 of 2
+	// (the [9] it was never given), t-flame 1 of 1: pooled 4/6.
+	for _, s := range res.Summaries[1:] {
+		if math.Abs(s.Precision-4.0/6) > 1e-12 || s.Contains != 1 || s.Judge != 1 || s.Calls == 0 || s.Tokens == 0 {
+			t.Errorf("%s: %+v", s.System, s)
+		}
+	}
+	if lethe.Judge != 0.5 || math.Abs(lethe.Contains-1.0/3) > 1e-12 || lethe.Calls == 0 {
+		t.Errorf("lethe: %+v", lethe)
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 9 || !strings.Contains(lines[1], `"question_id":"t-paths","kind":"factoid","system":"rag"`) ||
+		!strings.Contains(lines[1], `"cited_sentences":3,"supported_sentences":2`) || !strings.Contains(lines[1], "propagate along grain boundaries") {
+		t.Fatalf("results.jsonl:\n%s", b)
+	}
+	for _, f := range []string{"results.md", "accuracy-tokens.svg"} {
+		if st, err := os.Stat(filepath.Join(res.Dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// A child session that fails is a failed record and the evaluation goes
+// on; continue-as-new after every question keeps the records, and no
+// question runs twice.
+func TestEvaluationFailedChildAndContinueAsNew(t *testing.T) {
+	extra := map[string]string{"session.goal_max_chars": "16", "eval.continue_every": "1"}
+	env, cfg, fresh := evalEnv(t, extra)
+	in := workflows.EvalInput{Questions: lethetest.EvalQuestions(), Config: &cfg}
+	var res workflows.EvalResult
+	runs := 0
+	for ; runs < 6; runs++ {
+		env.ExecuteWorkflow(workflows.EvaluationWorkflow, in)
+		err := env.GetWorkflowError()
+		var can *workflow.ContinueAsNewError
+		if !errors.As(err, &can) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		in = workflows.EvalInput{}
+		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.State == nil || len(in.State.Records) != 3*(runs+1) {
+			t.Fatalf("run %d carried %+v", runs, in.State)
+		}
+		for _, r := range in.State.Records {
+			if r.Answer != "" {
+				t.Fatalf("history carries the answer of %s/%s", r.Question, r.System)
+			}
+		}
+		env = fresh()
+	}
+	if runs+1 != 3 {
+		t.Fatalf("%d runs, want 3 (one question each)", runs+1)
+	}
+	if res.Failed != 3 || res.Summaries[0].System != "lethe" || res.Summaries[0].Failed != 3 || res.Summaries[1].Failed != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if math.Abs(res.Summaries[1].Precision-4.0/6) > 1e-12 {
+		t.Fatalf("rag precision %v after continue-as-new", res.Summaries[1].Precision)
+	}
+	tab, err := os.ReadFile(filepath.Join(res.Dir, "results.md"))
+	if err != nil || !strings.Contains(string(tab), "failed: invalid input: goal has") {
+		t.Fatalf("results.md (%v):\n%s", err, tab)
+	}
+}
