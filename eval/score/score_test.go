@@ -3,6 +3,8 @@ package score
 import (
 	"encoding/xml"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -154,5 +156,23 @@ func TestPlotIsSVG(t *testing.T) {
 	}
 	if err := xml.Unmarshal([]byte(Plot(nil)), new(struct{})); err != nil {
 		t.Fatalf("empty plot: %v", err)
+	}
+}
+
+// docs/eval.md quotes the rubric the judge gets; they must not drift.
+func TestRubricMatchesDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "eval.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, "<!-- rubric -->"), strings.Index(doc, "<!-- /rubric -->")
+	if i < 0 || j < i {
+		t.Fatal("docs/eval.md has no rubric block")
+	}
+	quoted := strings.TrimSpace(doc[i+len("<!-- rubric -->") : j])
+	quoted = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(quoted, "```"), "```"))
+	if quoted != Rubric {
+		t.Fatalf("docs/eval.md rubric:\n%s\n\ncode:\n%s", quoted, Rubric)
 	}
 }

@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+// TestRealModelEvaluation runs the evaluation on the local models of
+// scripts/models.sh over the Debian Reference: a stratified subset of the
+// question set (LETHE_TEST_EVAL_N, default 2), all three systems, with the
+// settings of the real-model session and a small session budget. It checks
+// that every system answered and was scored and logs the table; the
+// numbers themselves are the point of docs/eval.md, not of this test.
+// Opt-in (LETHE_TEST_REAL_EVAL=1): .ci/run runs it (scripts/ci/post-60-eval.sh).
+func TestRealModelEvaluation(t *testing.T) {
+	if os.Getenv("LETHE_TEST_REAL_EVAL") != "1" {
+		t.Skip("opt-in (LETHE_TEST_REAL_EVAL=1): .ci/run's post-60-eval.sh runs it, not make test")
+	}
+	chatURL := realEnv("LETHE_TEST_CHAT_URL", "http://127.0.0.1:8080")
+	embedURL := realEnv("LETHE_TEST_EMBED_URL", "http://127.0.0.1:8081")
+	n, err := strconv.Atoi(realEnv("LETHE_TEST_EVAL_N", "2"))
+	if err != nil {
+		t.Fatalf("LETHE_TEST_EVAL_N: %v", err)
+	}
+	corpus := realCorpus(t)
+	t.Logf("models: chat %q, embeddings %q; corpus %s", realServedModel(t, chatURL), realServedModel(t, embedURL), corpus)
+	all, err := questions.DebianReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := questions.Stratified(all, n)
+	dir := t.TempDir()
+	queue := "lethe-realeval"
+	params := map[string]string{
+		"llm.base_url": chatURL, "embed.base_url": embedURL,
+		"llm.json_schema": "true", "llm.json_schema_loose": "true", "llm.seed": "1", "llm.stream": "false", "llm.timeout": "5m",
+		"thinking.min_tokens": "0", "thinking.max_tokens": "0", "thinking.output_tokens": "384",
+		"llm.compose_tokens": "512", "context.token_budget": "1000", "embed.query_prefix": "", "embed.doc_prefix": "",
+		"llm.max_repair_attempts": "1", "research.corpus_dir": corpus, "embed.timeout": "5m", "temporal.activity_timeout": "5m",
+		"research.batch_size": "1", "research.max_pages": "2", "research.max_time": "60s",
+		"assembly.leaf_evidence": "8", "assembly.leaf_evidence_chars": "400", "assembly.done_evidence": "3",
+		"budget.max_iterations": "3", "budget.max_wall_clock": "4m",
+		"eval.answer_tokens": "384", "eval.top_k": "5", "eval.loop_k": "2", "eval.chunk_chars": "800",
+		"graph.path": filepath.Join(dir, "graph.db"), "eval.out_dir": filepath.Join(dir, "eval"),
+		"temporal.task_queue": queue, "temporal.search_attributes": "true",
+	}
+	w := startWorker(t, params)
+	c := dial(t)
+	over := map[string]string{"temporal.host_port": hostPort}
+	for k, v := range params {
+		over[k] = v
+	}
+	cfg, err := config.Load(config.Sources{Env: []string{}, Overrides: over})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 13*time.Minute)
+	defer cancel()
+	id := fmt.Sprintf("realeval-%d", time.Now().UnixNano())
+	started := time.Now()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.EvaluationWorkflow,
+		workflows.EvalInput{Questions: qs, Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.EvalResult
+	if err := run.Get(ctx, &res); err != nil {
+		w.dumpLog(t)
+		t.Fatalf("evaluation: %v", err)
+	}
+	t.Logf("%d questions in %.1f min; outputs in %s\n%s", len(qs), time.Since(started).Minutes(), res.Dir, res.Table)
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "results.md")); err == nil {
+		t.Logf("results.md:\n%s", b)
+	}
+	if len(res.Summaries) != 3 {
+		t.Fatalf("summaries: %+v", res.Summaries)
+	}
+	for _, s := range res.Summaries {
+		if s.Questions != len(qs) {
+			t.Errorf("%s scored %d questions, want %d", s.System, s.Questions, len(qs))
+		}
+		if s.Failed > 0 {
+			t.Errorf("%s failed on %d questions (see results.md above)", s.System, s.Failed)
+		}
+		if s.Calls == 0 || s.Tokens == 0 {
+			t.Errorf("%s made no model calls: %+v", s.System, s)
+		}
+	}
+}
