@@ -18,6 +18,7 @@ import (
 
 	"github.com/lethe-research/lethe/eval/score"
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/evaltest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -35,7 +36,7 @@ type evalOutcome struct {
 // evaluation does and returns the worker that finishes it.
 func runEvaluation(t *testing.T, id string, kill func(c client.Client, w *workerProc) *workerProc) evalOutcome {
 	t.Helper()
-	s := lethetest.EvalScript(t)
+	s := evaltest.Script(t)
 	for i := range s.Rules {
 		s.Rules[i].DelayMS = 150 // a kill lands mid-run
 	}
@@ -55,7 +56,7 @@ func runEvaluation(t *testing.T, id string, kill func(c client.Client, w *worker
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.EvaluationWorkflow,
-		workflows.EvalInput{Questions: lethetest.EvalQuestions(), Config: &cfg})
+		workflows.EvalInput{Questions: evaltest.Questions(), Config: &cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func runEvaluation(t *testing.T, id string, kill func(c client.Client, w *worker
 			out.children++
 		}
 	}
-	for _, q := range lethetest.EvalQuestions() {
+	for _, q := range evaltest.Questions() {
 		child := fmt.Sprintf("%s/%s/lethe", id, q.ID)
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = %q", child)})
 		if err != nil {

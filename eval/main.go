@@ -41,7 +41,7 @@ func main() {
 	o := options{ps: params{}}
 	flag.StringVar(&o.file, "config", "", "YAML config file (default $LETHE_CONFIG)")
 	flag.StringVar(&o.id, "id", "", "workflow id (default eval-<unix time>); an existing id's evaluation is followed, not restarted")
-	flag.StringVar(&o.questions, "questions", "", "question file (JSON; default the embedded Debian Reference set)")
+	flag.StringVar(&o.questions, "questions", "", "question file (JSONL, one question per line, as eval/questions; default the embedded Debian Reference set)")
 	flag.IntVar(&o.n, "n", 0, "a stratified subset of this many questions (0 = all)")
 	flag.StringVar(&o.systems, "systems", "lethe,rag,loop", "systems to run, comma-separated")
 	flag.StringVar(&o.judgeURL, "judge-url", "", "judge server (eval.judge_base_url; default the model under test)")
@@ -71,7 +71,10 @@ func loadQuestions(path string, n int) ([]questions.Question, error) {
 	if err != nil {
 		return nil, err
 	}
-	return questions.Stratified(qs, n), nil
+	if n > 0 {
+		qs = questions.Stratified(qs, n)
+	}
+	return qs, nil
 }
 
 func run(o options) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/evaltest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/service"
 	"github.com/lethe-research/lethe/workflows"
@@ -27,7 +28,7 @@ import (
 // environment over the same activities (the next run of a continue-as-new).
 func evalEnv(t *testing.T, extra map[string]string) (env *testsuite.TestWorkflowEnvironment, cfg config.Config, fresh func() *testsuite.TestWorkflowEnvironment) {
 	t.Helper()
-	srv := llmtest.NewServer(lethetest.EvalScript(t))
+	srv := llmtest.NewServer(evaltest.Script(t))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	p := map[string]string{"eval.judge_batch": "1", "eval.out_dir": filepath.Join(dir, "eval"), "temporal.search_attributes": "false"}
@@ -57,7 +58,7 @@ func evalEnv(t *testing.T, extra map[string]string) (env *testsuite.TestWorkflow
 
 func TestEvaluationScores(t *testing.T) {
 	env, cfg, _ := evalEnv(t, nil)
-	env.ExecuteWorkflow(workflows.EvaluationWorkflow, workflows.EvalInput{Questions: lethetest.EvalQuestions(), Config: &cfg})
+	env.ExecuteWorkflow(workflows.EvaluationWorkflow, workflows.EvalInput{Questions: evaltest.Questions(), Config: &cfg})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("evaluation: completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
@@ -87,7 +88,7 @@ func TestEvaluationScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 9 || !strings.Contains(lines[1], `"question_id":"t-paths","kind":"factoid","system":"rag"`) ||
+	if len(lines) != 9 || !strings.Contains(lines[1], `"question_id":"t-paths","kind":"fact","system":"rag"`) ||
 		!strings.Contains(lines[1], `"cited_sentences":3,"supported_sentences":2`) || !strings.Contains(lines[1], "propagate along grain boundaries") {
 		t.Fatalf("results.jsonl:\n%s", b)
 	}
@@ -104,7 +105,7 @@ func TestEvaluationScores(t *testing.T) {
 func TestEvaluationFailedChildAndContinueAsNew(t *testing.T) {
 	extra := map[string]string{"session.goal_max_chars": "16", "eval.continue_every": "1"}
 	env, cfg, fresh := evalEnv(t, extra)
-	in := workflows.EvalInput{Questions: lethetest.EvalQuestions(), Config: &cfg}
+	in := workflows.EvalInput{Questions: evaltest.Questions(), Config: &cfg}
 	var res workflows.EvalResult
 	runs := 0
 	for ; runs < 6; runs++ {

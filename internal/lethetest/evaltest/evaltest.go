@@ -1,19 +1,23 @@
-package lethetest
+// Package evaltest holds the evaluation tests' questions over
+// testdata/corpus and their scripted model (a package of its own: the
+// question set's tests import lethetest).
+package evaltest
 
 import (
 	"testing"
 
 	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 )
 
-// EvalQuestions are three questions over testdata/corpus for the
+// Questions are three questions over testdata/corpus for the
 // evaluation tests.
-func EvalQuestions() []questions.Question {
+func Questions() []questions.Question {
 	return []questions.Question{
-		{ID: "t-paths", Kind: "factoid", Question: "Along which paths do lithium dendrites propagate through a solid electrolyte?",
+		{ID: "t-paths", Kind: "fact", Question: "Along which paths do lithium dendrites propagate through a solid electrolyte?",
 			Answer: "Along grain boundaries and through pores.", Gold: []string{"grain boundaries"}},
-		{ID: "t-melt", Kind: "factoid", Question: "At what temperature does a lithium metal anode melt?",
+		{ID: "t-melt", Kind: "fact", Question: "At what temperature does a lithium metal anode melt?",
 			Answer: "At 180 degrees Celsius.", Gold: []string{"180"}},
 		{ID: "t-flame", Kind: "paraphrase", Question: "Can the ceramic separator of these cells catch fire?",
 			Answer: "No: solid electrolytes are not flammable.", Gold: []string{"not flammable"}},
@@ -24,7 +28,7 @@ func EvalQuestions() []questions.Question {
 // the scripted judge rejects: rag's citation precision on t-paths is 2/3.
 const WrongClaim = "Dendrites grow only when the cell is stored above room temperature"
 
-// EvalScript is the scripted model of the evaluation tests: the
+// Script is the scripted model of the evaluation tests: the
 // battery_root_done session (every child session ends with the root's
 // result), the baselines' plan and answers, the correctness judge and the
 // citation judge. Known outcomes:
@@ -37,8 +41,8 @@ const WrongClaim = "Dendrites grow only when the cell is stored above room tempe
 //     baseline answer 1.
 //
 // Run it with eval.judge_batch = 1 so that each verdict is one call.
-func EvalScript(t testing.TB) llmtest.Script {
-	s := Script(t, "battery_root_done")
+func Script(t testing.TB) llmtest.Script {
+	s := lethetest.Script(t, "battery_root_done")
 	rules := []llmtest.Rule{
 		{Name: "plan", System: []string{"You plan research"},
 			Reply: `{"queries": ["lithium dendrites grain boundaries", "lithium anode melts temperature", "solid electrolytes flammable"]}`},
