@@ -288,16 +288,16 @@ func (e *evaluation) system(ctx workflow.Context, i int, q activities.EvalQuesti
 	case SystemLethe:
 		err = e.lethe(ctx, q, &in)
 	case SystemRAG:
-		err = workflow.ExecuteActivity(summarized(baselineCtx(ctx, e.cfg), "rag baseline: %s", q.ID), acts.BaselineRAG, e.baselineInput(q)).Get(ctx, &in.Answer)
+		err = workflow.ExecuteActivity(summarized(evalCtx(ctx, e.cfg, 2), "rag baseline: %s", q.ID), acts.BaselineRAG, e.baselineInput(q)).Get(ctx, &in.Answer)
 	case SystemLoop:
-		err = workflow.ExecuteActivity(summarized(baselineCtx(ctx, e.cfg), "loop baseline: %s", q.ID), acts.BaselineLoop, e.baselineInput(q)).Get(ctx, &in.Answer)
+		err = workflow.ExecuteActivity(summarized(evalCtx(ctx, e.cfg, 2), "loop baseline: %s", q.ID), acts.BaselineLoop, e.baselineInput(q)).Get(ctx, &in.Answer)
 	}
 	if err != nil {
 		e.log.Warn("system failed on question", "system", sys, "question", q.ID, "error", err)
 		return failedRecord(i, q, sys, in.Answer, err)
 	}
 	var rec activities.EvalRecord
-	if err := workflow.ExecuteActivity(summarized(scoreCtx(ctx, e.cfg), "score %s on %s", sys, q.ID), acts.Score, in).Get(ctx, &rec); err != nil {
+	if err := workflow.ExecuteActivity(summarized(evalCtx(ctx, e.cfg, 10), "score %s on %s", sys, q.ID), acts.Score, in).Get(ctx, &rec); err != nil {
 		e.log.Warn("scoring failed", "system", sys, "question", q.ID, "error", err)
 		return failedRecord(i, q, sys, in.Answer, fmt.Errorf("score: %w", err))
 	}
@@ -354,23 +354,32 @@ func firstSet(s ...string) string {
 	return ""
 }
 
-// baselineCtx is for a baseline: retrieval and up to two model calls.
-func baselineCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           cfg.Temporal.QueueLLM(),
-		StartToCloseTimeout: 2*cfg.LLM.Timeout + 2*time.Minute,
-		HeartbeatTimeout:    heartbeat(cfg),
-		RetryPolicy:         retry(5),
-	})
+// evalRetry retries the evaluation's model activities through a model
+// outage (the Guard classifies a timeout or a refused connection as
+// ModelUnavailable, which a session waits out itself): the server retries
+// them for up to llm.outage_tolerance, backing off to
+// llm.outage_max_backoff; what is still failing then is a failed record.
+func evalRetry(cfg config.Config) *temporal.RetryPolicy {
+	var types []string
+	for _, t := range nonRetryable {
+		if t != activities.ErrModelUnavailable {
+			types = append(types, t)
+		}
+	}
+	return &temporal.RetryPolicy{
+		InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: cfg.LLM.OutageMaxBackoff,
+		NonRetryableErrorTypes: types,
+	}
 }
 
-// scoreCtx is for Score: a few judge calls; a judge outage is retried for
-// several minutes before the record is marked failed.
-func scoreCtx(ctx workflow.Context, cfg config.Config) workflow.Context {
+// evalCtx is for a baseline (retrieval and up to two model calls) or a
+// Score (a few judge calls), each call bounded by llm.timeout.
+func evalCtx(ctx workflow.Context, cfg config.Config, calls int) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           cfg.Temporal.QueueLLM(),
-		StartToCloseTimeout: 10*cfg.LLM.Timeout + 2*time.Minute,
-		HeartbeatTimeout:    heartbeat(cfg),
-		RetryPolicy:         retry(10),
+		TaskQueue:              cfg.Temporal.QueueLLM(),
+		StartToCloseTimeout:    time.Duration(calls)*cfg.LLM.Timeout + 2*time.Minute,
+		ScheduleToCloseTimeout: time.Duration(calls)*cfg.LLM.Timeout + 2*time.Minute + cfg.LLM.OutageTolerance,
+		HeartbeatTimeout:       heartbeat(cfg),
+		RetryPolicy:            evalRetry(cfg),
 	})
 }
