@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"errors"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,20 +29,31 @@ import (
 // environment over the same activities (the next run of a continue-as-new).
 func evalEnv(t *testing.T, extra map[string]string) (env *testsuite.TestWorkflowEnvironment, cfg config.Config, fresh func() *testsuite.TestWorkflowEnvironment) {
 	t.Helper()
+	return evalEnvVia(t, extra, nil)
+}
+
+// evalEnvVia is evalEnv with the model reached through via (a fault
+// injector in front of the scripted server) when via is set.
+func evalEnvVia(t *testing.T, extra map[string]string, via func(*llmtest.Server) string) (env *testsuite.TestWorkflowEnvironment, cfg config.Config, fresh func() *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
 	srv := llmtest.NewServer(evaltest.Script(t))
 	t.Cleanup(srv.Close)
+	url := srv.URL()
+	if via != nil {
+		url = via(srv)
+	}
 	dir := t.TempDir()
 	p := map[string]string{"eval.judge_batch": "1", "eval.out_dir": filepath.Join(dir, "eval"), "temporal.search_attributes": "false"}
 	for k, v := range extra {
 		p[k] = v
 	}
-	cfg = lethetest.Config(t, srv.URL(), dir, p)
+	cfg = lethetest.Config(t, url, dir, p)
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(srv.URL(), dir)}, store)
+	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +159,35 @@ func TestEvaluationFailedChildAndContinueAsNew(t *testing.T) {
 	tab, err := os.ReadFile(filepath.Join(res.Dir, "results.md"))
 	if err != nil || !strings.Contains(string(tab), "failed: invalid input: goal has") {
 		t.Fatalf("results.md (%v):\n%s", err, tab)
+	}
+}
+
+// A model outage during a baseline (connections cut, as when the server
+// restarts or a call runs past llm.timeout) is retried, not recorded as a
+// failure: the records are those of an undisturbed run.
+func TestEvaluationRetriesModelOutage(t *testing.T) {
+	var f *llmtest.Faulty
+	env, cfg, _ := evalEnvVia(t, map[string]string{"llm.outage_max_backoff": "1s"}, func(srv *llmtest.Server) string {
+		var err error
+		if f, err = llmtest.NewFaulty(srv.Handler()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.Close)
+		return f.URL()
+	})
+	f.OnRequest(func(chat int, _ *http.Request) bool { return chat >= 1 && chat <= 3 })
+	env.ExecuteWorkflow(workflows.EvaluationWorkflow, workflows.EvalInput{Questions: evaltest.Questions()[:1], Systems: []string{"rag", "loop"}, Config: &cfg})
+	var res workflows.EvalResult
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if f.Chats() < 4 || res.Failed != 0 || len(res.Summaries) != 2 {
+		t.Fatalf("%d chats; result %+v", f.Chats(), res)
+	}
+	if rag := res.Summaries[0]; rag.Judge != 1 || rag.Precision != 2.0/3 {
+		t.Fatalf("rag after the outage: %+v", rag)
 	}
 }
