@@ -85,7 +85,9 @@ func runEvaluation(t *testing.T, id string, kill func(c client.Client, w *worker
 		}
 		out.records[key] = r
 	}
-	for _, e := range history(t, c, id, "").Events {
+	h := history(t, c, id, "")
+	checkPayloads(t, h)
+	for _, e := range h.Events {
 		if e.EventType == enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED {
 			out.children++
 		}

@@ -104,7 +104,10 @@ func run(o options) error {
 	in := workflows.EvalInput{Questions: qs, Systems: splitList(o.systems), Config: &cfg}
 	// An id that is running already is followed (a re-run of the command
 	// after it was interrupted), not started twice.
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.id, TaskQueue: cfg.Temporal.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: false},
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: o.id, TaskQueue: cfg.Temporal.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: false,
+		StaticSummary: fmt.Sprintf("Evaluation: %d questions, systems %s", len(qs), strings.Join(in.Systems, ", ")),
+	},
 		workflows.EvaluationWorkflow, in)
 	if err != nil {
 		return fmt.Errorf("start evaluation: %w", err)
