@@ -153,7 +153,7 @@ func (a *Activities) judge(in ScoreInput) *llm.ChatClient {
 // evidence recall. Outages come back as retryable errors; an answer the
 // judge gives that does not parse is recorded, not retried.
 func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, error) {
-	q, ans := in.Question, in.Answer
+	q, ans := questions.Question(in.Question), in.Answer
 	body := score.Body(ans.Answer)
 	rec := EvalRecord{
 		Index: in.Index, Question: q.ID, Kind: q.Kind, System: in.System, Answer: truncate(body, in.Eval.RecordAnswerChars),

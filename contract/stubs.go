@@ -123,3 +123,23 @@ func (*Activities) Transcribe(context.Context, TranscribeInput) (TranscribeResul
 func (*Activities) Ingest(context.Context, IngestInput) (IngestResult, error) {
 	return IngestResult{}, errStub
 }
+
+// BaselineRAG is activities.(*Activities).BaselineRAG.
+func (*Activities) BaselineRAG(context.Context, BaselineInput) (SystemAnswer, error) {
+	return SystemAnswer{}, errStub
+}
+
+// BaselineLoop is activities.(*Activities).BaselineLoop.
+func (*Activities) BaselineLoop(context.Context, BaselineInput) (SystemAnswer, error) {
+	return SystemAnswer{}, errStub
+}
+
+// Score is activities.(*Activities).Score.
+func (*Activities) Score(context.Context, ScoreInput) (EvalRecord, error) {
+	return EvalRecord{}, errStub
+}
+
+// WriteEvalOutputs is activities.(*Activities).WriteEvalOutputs.
+func (*Activities) WriteEvalOutputs(context.Context, EvalOutputsInput) (EvalOutputsResult, error) {
+	return EvalOutputsResult{}, errStub
+}

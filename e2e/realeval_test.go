@@ -11,7 +11,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -39,7 +40,10 @@ func TestRealModelEvaluation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := questions.Stratified(all, n)
+	var qs []contract.EvalQuestion
+	for _, q := range questions.Stratified(all, n) {
+		qs = append(qs, contract.EvalQuestion(q))
+	}
 	dir := t.TempDir()
 	queue := "lethe-realeval"
 	params := map[string]string{
@@ -61,7 +65,7 @@ func TestRealModelEvaluation(t *testing.T) {
 	for k, v := range params {
 		over[k] = v
 	}
-	cfg, err := config.Load(config.Sources{Env: []string{}, Overrides: over})
+	cfg, err := load.Load(load.Sources{Env: []string{}, Overrides: over})
 	if err != nil {
 		t.Fatal(err)
 	}

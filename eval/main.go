@@ -13,7 +13,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -84,7 +85,7 @@ func run(o options) error {
 	if o.judgeModel != "" {
 		o.ps["eval.judge_model"] = o.judgeModel
 	}
-	cfg, err := config.Load(config.Sources{File: o.file, Overrides: o.ps})
+	cfg, err := load.Load(load.Sources{File: o.file, Overrides: o.ps})
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,11 @@ func run(o options) error {
 		o.id = fmt.Sprintf("eval-%d", time.Now().Unix())
 	}
 	ctx := context.Background()
-	in := workflows.EvalInput{Questions: qs, Systems: splitList(o.systems), Config: &cfg}
+	evalQs := make([]contract.EvalQuestion, len(qs))
+	for i, q := range qs {
+		evalQs[i] = contract.EvalQuestion(q)
+	}
+	in := workflows.EvalInput{Questions: evalQs, Systems: splitList(o.systems), Config: &cfg}
 	// An id that is running already is followed (a re-run of the command
 	// after it was interrupted), not started twice.
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{

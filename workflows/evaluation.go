@@ -10,8 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/activities"
-	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 )
 
 // EvaluationWorkflow is the registered name of the Evaluation workflow.
@@ -27,62 +26,20 @@ const (
 // Evaluation statuses of LetheStatus.
 const StatusEvaluating = "evaluating"
 
-// EvalInput starts an evaluation: the questions (inline, they are small),
-// the systems, and the configuration every system runs with (the same
-// model endpoint, corpus and limits; eval.* for the baselines and the
-// judge). Without Config the worker resolves one from Params.
-type EvalInput struct {
-	Questions []activities.EvalQuestion `json:"questions"`
-	Systems   []string                  `json:"systems,omitempty"` // default: lethe, rag, loop
-	Config    *config.Config            `json:"config,omitempty"`
-	Params    map[string]string         `json:"params,omitempty"`
-	State     *EvalState                `json:"state,omitempty"` // carried by continue-as-new
-}
-
-// EvalState is what an evaluation carries across continue-as-new: the
-// records so far, slim (answers and reasons live in the output directory).
-type EvalState struct {
-	StartedAt time.Time               `json:"started_at"`
-	Records   []activities.EvalRecord `json:"records,omitempty"`
-	Runs      int                     `json:"runs,omitempty"`
-}
-
-// EvalResult is the evaluation's result.
-type EvalResult struct {
-	EvalID    string                   `json:"eval_id"`
-	Dir       string                   `json:"dir"`
-	Table     string                   `json:"table"`
-	Summaries []activities.EvalSummary `json:"summaries"`
-	Failed    int                      `json:"failed"` // records of a system that failed on a question
-}
-
-// EvalProgress is the answer of the evaluation's progress query.
-type EvalProgress struct {
-	EvalID    string         `json:"eval_id"`
-	Phase     string         `json:"phase"`
-	Questions int            `json:"questions"`
-	Done      int            `json:"done"` // questions every system has a record for
-	Running   []string       `json:"running,omitempty"`
-	Runs      int            `json:"runs"`
-	Systems   []SystemStatus `json:"systems"`
-}
-
-// SystemStatus is one system's running totals.
-type SystemStatus struct {
-	System    string  `json:"system"`
-	Records   int     `json:"records"`
-	Failed    int     `json:"failed"`
-	Contains  float64 `json:"contains"` // share so far
-	Judge     float64 `json:"judge"`    // mean so far
-	Cited     int     `json:"cited"`
-	Supported int     `json:"supported"`
-	Tokens    int     `json:"tokens"`
-}
+// The Evaluation workflow's input, state, progress and result live in
+// contract (docs/contract.md).
+type (
+	EvalInput    = contract.EvalInput
+	EvalState    = contract.EvalState
+	EvalResult   = contract.EvalResult
+	EvalProgress = contract.EvalProgress
+	SystemStatus = contract.SystemStatus
+)
 
 type evaluation struct {
 	id      string
 	in      EvalInput
-	cfg     config.Config
+	cfg     contract.Config
 	st      *EvalState
 	phase   string
 	running []string
@@ -128,9 +85,9 @@ func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
 	}
 	e.phase = "writing outputs"
 	e.publish(ctx)
-	var out activities.EvalOutputsResult
+	var out contract.EvalOutputsResult
 	err = workflow.ExecuteActivity(summarized(graphCtx(ctx, e.cfg), "write table, JSONL and plot"), acts.WriteEvalOutputs,
-		activities.EvalOutputsInput{EvalID: e.id, Systems: e.in.Systems, Records: e.st.Records, OutDir: e.cfg.Eval.OutDir}).Get(ctx, &out)
+		contract.EvalOutputsInput{EvalID: e.id, Systems: e.in.Systems, Records: e.st.Records, OutDir: e.cfg.Eval.OutDir}).Get(ctx, &out)
 	if err != nil {
 		return EvalResult{}, fmt.Errorf("write outputs: %w", err)
 	}
@@ -179,13 +136,13 @@ func validateEval(in EvalInput) error {
 func (e *evaluation) resolveConfig(ctx workflow.Context) error {
 	if e.in.Config != nil {
 		if err := e.in.Config.Validate(); err != nil {
-			return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrConfig, nil)
+			return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrConfig, nil)
 		}
 		e.cfg = *e.in.Config
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry(3)})
-	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, activities.ResolveConfigInput{Params: e.in.Params}).Get(ctx, &e.cfg); err != nil {
+	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: e.in.Params}).Get(ctx, &e.cfg); err != nil {
 		return fmt.Errorf("resolve config: %w", err)
 	}
 	e.in.Config, e.in.Params = &e.cfg, nil
@@ -252,7 +209,7 @@ func (e *evaluation) complete(i int) bool {
 
 // question runs every system still missing a record for question i side
 // by side, each followed by its Score.
-func (e *evaluation) question(ctx workflow.Context, i int, q activities.EvalQuestion) {
+func (e *evaluation) question(ctx workflow.Context, i int, q contract.EvalQuestion) {
 	wg := workflow.NewWaitGroup(ctx)
 	for _, sys := range e.in.Systems {
 		if e.has(i, sys) {
@@ -271,15 +228,15 @@ func (e *evaluation) question(ctx workflow.Context, i int, q activities.EvalQues
 
 // keep adds a record to the state without the texts that live in the
 // output directory, so history and continue-as-new stay small.
-func (e *evaluation) keep(r activities.EvalRecord) {
+func (e *evaluation) keep(r contract.EvalRecord) {
 	r.Answer, r.JudgeReason = "", ""
 	e.st.Records = append(e.st.Records, r)
 }
 
 // system runs one system on one question and scores it; a failure is a
 // failed record, never a failed evaluation.
-func (e *evaluation) system(ctx workflow.Context, i int, q activities.EvalQuestion, sys string) activities.EvalRecord {
-	in := activities.ScoreInput{
+func (e *evaluation) system(ctx workflow.Context, i int, q contract.EvalQuestion, sys string) contract.EvalRecord {
+	in := contract.ScoreInput{
 		EvalID: e.id, Index: i, Question: q, System: sys, Eval: e.cfg.Eval,
 		JudgeBaseURL: firstSet(e.cfg.Eval.JudgeBaseURL, e.cfg.LLM.BaseURL), JudgeModel: firstSet(e.cfg.Eval.JudgeModel, e.cfg.LLM.Model),
 	}
@@ -296,7 +253,7 @@ func (e *evaluation) system(ctx workflow.Context, i int, q activities.EvalQuesti
 		e.log.Warn("system failed on question", "system", sys, "question", q.ID, "error", err)
 		return failedRecord(i, q, sys, in.Answer, err)
 	}
-	var rec activities.EvalRecord
+	var rec contract.EvalRecord
 	if err := workflow.ExecuteActivity(summarized(evalCtx(ctx, e.cfg, 10), "score %s on %s", sys, q.ID), acts.Score, in).Get(ctx, &rec); err != nil {
 		e.log.Warn("scoring failed", "system", sys, "question", q.ID, "error", err)
 		return failedRecord(i, q, sys, in.Answer, fmt.Errorf("score: %w", err))
@@ -304,14 +261,14 @@ func (e *evaluation) system(ctx workflow.Context, i int, q activities.EvalQuesti
 	return rec
 }
 
-func (e *evaluation) baselineInput(q activities.EvalQuestion) activities.BaselineInput {
-	return activities.BaselineInput{EvalID: e.id, QID: q.ID, Question: q.Question, Eval: e.cfg.Eval}
+func (e *evaluation) baselineInput(q contract.EvalQuestion) contract.BaselineInput {
+	return contract.BaselineInput{EvalID: e.id, QID: q.ID, Question: q.Question, Eval: e.cfg.Eval}
 }
 
 // lethe runs the question as a child session with the evaluation's config;
 // the child's id is <eval id>/<question id>/lethe, so a replayed or resumed
 // evaluation finds the same child instead of starting another.
-func (e *evaluation) lethe(ctx workflow.Context, q activities.EvalQuestion, in *activities.ScoreInput) error {
+func (e *evaluation) lethe(ctx workflow.Context, q contract.EvalQuestion, in *contract.ScoreInput) error {
 	id := fmt.Sprintf("%s/%s/%s", e.id, q.ID, SystemLethe)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:    id,
@@ -326,20 +283,20 @@ func (e *evaluation) lethe(ctx workflow.Context, q activities.EvalQuestion, in *
 		return err
 	}
 	in.SessionID, in.Sources = id, res.Sources
-	in.Answer = activities.SystemAnswer{
+	in.Answer = contract.SystemAnswer{
 		Answer: res.Report, Calls: res.Stats.LLMCalls, PromptTokens: res.Stats.PromptTokens,
 		CompletionTokens: res.Stats.CompletionToken, Seconds: workflow.Now(ctx).Sub(start).Seconds(),
 	}
 	return nil
 }
 
-func failedRecord(i int, q activities.EvalQuestion, sys string, a activities.SystemAnswer, err error) activities.EvalRecord {
+func failedRecord(i int, q contract.EvalQuestion, sys string, a contract.SystemAnswer, err error) contract.EvalRecord {
 	msg := err.Error()
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Message() != "" {
 		msg = ae.Message()
 	}
-	return activities.EvalRecord{
+	return contract.EvalRecord{
 		Index: i, Question: q.ID, Kind: q.Kind, System: sys, Failed: true, Error: truncateRunes(msg, 300),
 		Calls: a.Calls, PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, Seconds: a.Seconds,
 	}
@@ -359,10 +316,10 @@ func firstSet(s ...string) string {
 // ModelUnavailable, which a session waits out itself): the server retries
 // them for up to llm.outage_tolerance, backing off to
 // llm.outage_max_backoff; what is still failing then is a failed record.
-func evalRetry(cfg config.Config) *temporal.RetryPolicy {
+func evalRetry(cfg contract.Config) *temporal.RetryPolicy {
 	var types []string
 	for _, t := range nonRetryable {
-		if t != activities.ErrModelUnavailable {
+		if t != contract.ErrModelUnavailable {
 			types = append(types, t)
 		}
 	}
@@ -374,7 +331,7 @@ func evalRetry(cfg config.Config) *temporal.RetryPolicy {
 
 // evalCtx is for a baseline (retrieval and up to two model calls) or a
 // Score (a few judge calls), each call bounded by llm.timeout.
-func evalCtx(ctx workflow.Context, cfg config.Config, calls int) workflow.Context {
+func evalCtx(ctx workflow.Context, cfg contract.Config, calls int) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              cfg.Temporal.QueueLLM(),
 		StartToCloseTimeout:    time.Duration(calls)*cfg.LLM.Timeout + 2*time.Minute,

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/internal/lethetest/evaltest"
@@ -53,7 +54,7 @@ func evalEnvVia(t *testing.T, extra map[string]string, via func(*llmtest.Server)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, config.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
 	if err != nil {
 		t.Fatal(err)
 	}

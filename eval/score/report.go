@@ -7,60 +7,16 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
-// Record is the score of one system on one question: a JSONL line of the
-// output, and what the Evaluation workflow accumulates.
-type Record struct {
-	Index    int    `json:"index"` // position of the question in the evaluation
-	Question string `json:"question_id"`
-	Kind     string `json:"kind,omitempty"`
-	System   string `json:"system"`
-	Failed   bool   `json:"failed,omitempty"`
-	Error    string `json:"error,omitempty"`
-	Answer   string `json:"answer,omitempty"` // cut to eval.record_answer_chars
-	// Correctness: gold containment (questions.Question.Contains) and the
-	// judge's grade (0, 0.5, 1; JudgeError set when it could not grade).
-	Contains    bool    `json:"contains"`
-	Judge       float64 `json:"judge"`
-	JudgeReason string  `json:"judge_reason,omitempty"`
-	JudgeError  string  `json:"judge_error,omitempty"`
-	// Citations: cited sentences and those the entailment check supports;
-	// factual sentences and those that cite.
-	Cited     int `json:"cited_sentences"`
-	Supported int `json:"supported_sentences"`
-	Factual   int `json:"factual_sentences"`
-	Citing    int `json:"factual_citing"`
-	// EvidenceRecall is the share of gold strings in what the system read.
-	EvidenceRecall float64 `json:"evidence_recall"`
-	// Cost of the system under test (the judge's calls are not counted).
-	Calls            int     `json:"llm_calls"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	Seconds          float64 `json:"seconds"`
-	JudgeCalls       int     `json:"judge_calls,omitempty"`
-}
-
-// Precision is the record's citation precision (supported/cited).
-func (r Record) Precision() float64 { return Ratio(r.Supported, r.Cited) }
-
-// CitationRecall is the record's citation recall (citing/factual).
-func (r Record) CitationRecall() float64 { return Ratio(r.Citing, r.Factual) }
+// Record is the score of one system on one question (contract.EvalRecord:
+// it travels in workflow history).
+type Record = contract.EvalRecord
 
 // Summary aggregates one system over the questions.
-type Summary struct {
-	System         string  `json:"system"`
-	Questions      int     `json:"questions"`
-	Failed         int     `json:"failed"`
-	Contains       float64 `json:"contains"`           // share of questions
-	Judge          float64 `json:"judge"`              // mean grade
-	Precision      float64 `json:"citation_precision"` // pooled: Σsupported/Σcited
-	CitationRecall float64 `json:"citation_recall"`    // pooled: Σciting/Σfactual
-	EvidenceRecall float64 `json:"evidence_recall"`    // mean
-	Calls          int     `json:"llm_calls"`
-	Tokens         int     `json:"tokens"`
-	Minutes        float64 `json:"minutes"`
-}
+type Summary = contract.EvalSummary
 
 // Summarize aggregates records by system, in the order systems are given
 // (systems not listed follow in name order). A failed question counts as

@@ -6,15 +6,15 @@ package evaltest
 import (
 	"testing"
 
-	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 )
 
 // Questions are three questions over testdata/corpus for the
 // evaluation tests.
-func Questions() []questions.Question {
-	return []questions.Question{
+func Questions() []contract.EvalQuestion {
+	return []contract.EvalQuestion{
 		{ID: "t-paths", Kind: "fact", Question: "Along which paths do lithium dendrites propagate through a solid electrolyte?",
 			Answer: "Along grain boundaries and through pores.", Gold: []string{"grain boundaries"}},
 		{ID: "t-melt", Kind: "fact", Question: "At what temperature does a lithium metal anode melt?",
