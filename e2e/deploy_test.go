@@ -165,7 +165,9 @@ func secretProblems(n *yaml.Node, path string) []string {
 			if (c.Value == "-p" || c.Value == "--password") && i+1 < len(n.Content) && !strings.HasPrefix(n.Content[i+1].Value, "$") {
 				out = append(out, fmt.Sprintf("%s: password %q on a command line is a literal", at, n.Content[i+1].Value))
 			}
-			if k, v, ok := strings.Cut(c.Value, "="); ok && secretName.MatchString(k) && !strings.ContainsAny(k, " -") {
+			// A search attribute's NAME=TYPE (LetheTokens=Double) is no secret.
+			attr := i > 0 && n.Content[i-1].Value == "--search-attribute"
+			if k, v, ok := strings.Cut(c.Value, "="); ok && !attr && secretName.MatchString(k) && !strings.ContainsAny(k, " -") {
 				out = append(out, valueProblems(at+" "+k, v)...)
 			}
 		}
