@@ -33,7 +33,11 @@ func CorpusConfig(cfg config.Config) research.CorpusConfig {
 	r := cfg.Research
 	cc := research.CorpusConfig{Root: r.CorpusDir, Extensions: research.DefaultCorpusExtensions(), Extractors: map[string]research.Extractor{},
 		MaxMediaBytes: int64(r.MaxMediaBytes), Limits: researchLimits(cfg),
-		IndexDir: CorpusIndexDir(cfg), Chunk: research.IngestChunkConfig(r.ChunkChars),
+		// The index is the worker's and serves every session, so its passages
+		// are cut at a fixed size, not at a session's research.chunk_chars
+		// (which Ingest applies to what it reads): two workers with different
+		// config files build the same index (docs/parameters.md).
+		IndexDir: CorpusIndexDir(cfg), Chunk: research.IngestChunkConfig(research.DefaultChunkTarget),
 		Candidates: r.CorpusCandidates, RRFK: r.CorpusRRFK, EmbedModel: cfg.Embed.Model}
 	if pdf := pdfConverter(cfg); pdf != nil {
 		cc.Extensions = append(cc.Extensions, ".pdf")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -124,10 +125,13 @@ func runOneTree(t *testing.T, c client.Client, cfg config.Config, id string) out
 }
 
 // activityTrace is each completed activity's type and result, with the
-// session id written out of it (evidence ids embed it).
+// session id written out of it (evidence ids embed it), in the order the
+// activities were scheduled: activities that run side by side (the parts
+// of a report) may complete in either order.
 func activityTrace(o outcome) []string {
 	scheduled := map[int64]string{}
-	var out []string
+	var ids []int64
+	byID := map[int64]string{}
 	for _, e := range o.history.Events {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
@@ -140,7 +144,13 @@ func activityTrace(o outcome) []string {
 		for _, p := range a.GetResult().GetPayloads() {
 			res += canonical(strings.ReplaceAll(string(p.GetData()), o.res.SessionID, "SESSION"))
 		}
-		out = append(out, scheduled[a.GetScheduledEventId()]+" "+res)
+		ids = append(ids, a.GetScheduledEventId())
+		byID[a.GetScheduledEventId()] = scheduled[a.GetScheduledEventId()] + " " + res
+	}
+	slices.Sort(ids)
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
 	}
 	return out
 }
