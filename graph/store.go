@@ -160,4 +160,14 @@ type Store interface {
 	// iteration, query history, staged pages). Put overwrites.
 	PutBlob(ctx context.Context, sessionID, key string, data []byte) error
 	GetBlob(ctx context.Context, sessionID, key string) ([]byte, error) // ErrNotFound if absent
+
+	// Lane observe (incremental signals, docs/incremental-signals.md).
+	//
+	// EvidenceSince returns the session's evidence with CreatedIter >= iter,
+	// ordered like Evidence: what Observe has not folded into its running
+	// aggregates yet, without reading the rest.
+	EvidenceSince(ctx context.Context, sessionID string, iter int) ([]Evidence, error)
+	// DeleteBlob removes a per-session document; a missing blob is no error
+	// (pruning is repeated after a retry), a missing session is.
+	DeleteBlob(ctx context.Context, sessionID, key string) error
 }

@@ -50,7 +50,7 @@ var (
 	bktApplied  = []byte("applied")
 	keySession  = []byte("session")
 
-	subBuckets = [][]byte{bktMeta, bktTasks, bktEvidence, bktEdges, bktBlobs, bktApplied}
+	subBuckets = [][]byte{bktMeta, bktTasks, bktEvidence, bktEdges, bktBlobs, bktApplied, bktEvIter}
 )
 
 // Store is a graph.Store backed by one bbolt file.
@@ -391,7 +391,7 @@ func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyR
 			}
 		}
 		for _, e := range plan.Evidence {
-			if err := putJSON(evb, []byte(e.ContentHash), evidenceToRec(e)); err != nil {
+			if err := putNewEvidence(sb, e.ContentHash, evidenceToRec(e)); err != nil {
 				return fmt.Errorf("write evidence %s: %w", e.ID, err)
 			}
 		}
@@ -453,7 +453,7 @@ func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID str
 				res.Linked++
 				continue
 			}
-			if err := putJSON(evb, []byte(e.ContentHash), evidenceToRec(e)); err != nil {
+			if err := putNewEvidence(sb, e.ContentHash, evidenceToRec(e)); err != nil {
 				return fmt.Errorf("item %d: %w", i, err)
 			}
 			res.Added++

@@ -71,6 +71,9 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Blobs", testBlobs},
 		{"Ordering/TasksEvidenceEdges", testOrdering},
 		{"Concurrency/ParallelAddEvidence", testConcurrency},
+		// lane observe
+		{"Evidence/Since", testEvidenceSince},
+		{"Blobs/Delete", testDeleteBlob},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -161,6 +161,7 @@ var schema = []string{
 	"CREATE INDEX lethe_task_session_short IF NOT EXISTS FOR (t:Task) ON (t.session_id, t.short_id)",
 	"CREATE INDEX lethe_evidence_session IF NOT EXISTS FOR (e:Evidence) ON (e.session_id)",
 	"CREATE INDEX lethe_evidence_hash IF NOT EXISTS FOR (e:Evidence) ON (e.content_hash)",
+	"CREATE INDEX lethe_evidence_session_iter IF NOT EXISTS FOR (e:Evidence) ON (e.session_id, e.created_iter)", // EvidenceSince
 }
 
 func (s *Store) setupSchema(ctx context.Context) error {
