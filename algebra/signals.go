@@ -226,12 +226,18 @@ func (o *SignalObservation) spectralStage(in SignalInputs, ev [][]float64, d, K,
 	if o.SVD.Dim == 0 {
 		o.SVD.Dim = d
 	}
-	o.Coverage = o.SVD.Coverage(in.Goal)
+	o.spectralFrom(in.PrevSVD, in.Goal, len(ev), K)
+}
+
+// spectralFrom fills stage 1's signals from o.SVD, computed (or folded)
+// from n rows at requested rank K.
+func (o *SignalObservation) spectralFrom(prev SharedSVD, goal []float64, n, K int) {
+	o.Coverage = o.SVD.Coverage(goal)
 	o.Eigengap = o.SVD.Eigengap()
-	o.SubspaceDistance = ChordalDistance(in.PrevSVD, o.SVD)
-	o.Gap = o.SVD.GapDirection(in.Goal)
-	if o.SVD.K > 0 {
-		o.SVDConf = Confidence(float64(len(ev)) / float64(K))
+	o.SubspaceDistance = ChordalDistance(prev, o.SVD)
+	o.Gap = o.SVD.GapDirection(goal)
+	if o.SVD.K > 0 && K > 0 {
+		o.SVDConf = Confidence(float64(n) / float64(K))
 	}
 }
 
