@@ -20,6 +20,10 @@ type signalsDoc struct {
 	SVD   algebra.SharedSVD
 	State []float64
 	Gap   []float64
+	// Agg are the running aggregates after this iteration, without their
+	// SVD (that is SVD above, stored once); nil in blobs written before
+	// incremental signals (docs/incremental-signals.md).
+	Agg *algebra.SignalState
 }
 
 func signalsKey(iter int) string { return fmt.Sprintf("signals/%d", iter) }
@@ -282,61 +286,4 @@ func newRows(ev []graph.Evidence, iter int) []bool {
 		out[i] = e.CreatedIter == iter && e.Kind != graph.KindLLM
 	}
 	return out
-}
-
-// Observe computes the iteration's raw signals (SVD warm-started from the
-// previous basis, GA, stability, residual, eigengap, novelty) and stores
-// the basis and gap direction for the next iteration. A retry returns the
-// stored observation.
-func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation, error) {
-	var done signalsDoc
-	if ok, err := getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done); err != nil || ok {
-		return done.Obs, err
-	}
-	s, err := a.Store.GetSession(ctx, in.SessionID)
-	if err != nil {
-		return Observation{}, fmt.Errorf("observe session: %w", err)
-	}
-	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
-	if err != nil {
-		return Observation{}, fmt.Errorf("observe evidence: %w", err)
-	}
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
-	if err != nil {
-		return Observation{}, fmt.Errorf("observe tasks: %w", err)
-	}
-	prev, err := a.prevSignals(ctx, s, in.Iteration)
-	if err != nil {
-		return Observation{}, err
-	}
-	sin := algebra.SignalInputs{
-		Goal: algebra.ToFloat64(s.GoalQueryEmb), PrevState: prev.State, PrevSVD: prev.SVD,
-		NewEvidence: in.NewEvidence, Seed: 1, // fixed seed of the randomized SVD (determinism), not a parameter
-		K: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), MinEvidence: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence),
-		Params: in.Signals, // nil (older workflow code): algebra's defaults, the parameters' defaults
-	}
-	sin.NewRows = newRows(ev, in.Iteration)
-	for _, e := range ev {
-		sin.Evidence = append(sin.Evidence, algebra.ToFloat64(e.Embedding))
-		sin.Strengths = append(sin.Strengths, e.Strength)
-	}
-	for _, t := range tasks {
-		switch {
-		case t.ShortID == in.Task:
-			sin.Task = algebra.ToFloat64(t.Embedding)
-		case t.Status == graph.Active:
-			sin.Active = append(sin.Active, algebra.ToFloat64(t.Embedding))
-		}
-	}
-	o := algebra.ComputeIterationSignals(sin)
-	obs := Observation{
-		NEvidence: o.NEvidence, GA: o.GA, Coverage: o.Coverage, Stability: o.Stability, StabilityConf: o.StabilityConf,
-		Residual: o.Residual, ResidualConf: o.ResidualConf, Eigengap: o.Eigengap, SVDConf: o.SVDConf,
-		SubspaceDistance: o.SubspaceDistance, Novelty: o.Novelty,
-	}
-	doc := signalsDoc{Obs: obs, SVD: o.SVD, State: o.State, Gap: o.Gap}
-	if err := putBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), doc); err != nil {
-		return Observation{}, err
-	}
-	return obs, nil
 }

@@ -26,6 +26,38 @@ type SignalParams struct {
 	StateRecency          float64      `json:"state_recency"`
 	StateWeights          StateWeights `json:"state_weights"`
 	NoveltyDistanceWeight float64      `json:"novelty_distance"`
+	// Incremental are Observe's incremental-signal settings; zero values
+	// (inputs recorded before them) mean the defaults.
+	Incremental IncrementalParams `json:"incremental,omitzero"`
+}
+
+// IncrementalParams are algebra.signals_keep, algebra.signals_recompute_every
+// and algebra.novelty_window (docs/incremental-signals.md).
+type IncrementalParams struct {
+	Keep           int `json:"keep,omitempty"`
+	RecomputeEvery int `json:"recompute_every,omitempty"`
+	NoveltyWindow  int `json:"novelty_window,omitempty"`
+}
+
+// Defaults of IncrementalParams.
+const (
+	DefaultSignalsKeep           = 4
+	DefaultSignalsRecomputeEvery = 20
+	DefaultNoveltyWindow         = 4
+)
+
+// WithDefaults fills zero fields with the defaults.
+func (p IncrementalParams) WithDefaults() IncrementalParams {
+	if p.Keep <= 0 {
+		p.Keep = DefaultSignalsKeep
+	}
+	if p.RecomputeEvery <= 0 {
+		p.RecomputeEvery = DefaultSignalsRecomputeEvery
+	}
+	if p.NoveltyWindow <= 0 {
+		p.NoveltyWindow = DefaultNoveltyWindow
+	}
+	return p
 }
 
 // DefaultNoveltyDistanceWeight is the default share of novelty from the
@@ -38,6 +70,7 @@ func DefaultSignalParams() SignalParams {
 	return SignalParams{
 		AttentionK: DefaultAttentionTopK, AttentionTau: DefaultAttentionTemperature, StateRecency: DefaultStateRecency,
 		StateWeights: DefaultStateWeights(), NoveltyDistanceWeight: DefaultNoveltyDistanceWeight,
+		Incremental: IncrementalParams{Keep: DefaultSignalsKeep, RecomputeEvery: DefaultSignalsRecomputeEvery, NoveltyWindow: DefaultNoveltyWindow},
 	}
 }
 

@@ -13,7 +13,12 @@ import (
 // that the next observation needs only the rows that arrived since:
 //
 //   - N and Sum (the centroid Sum/N, the residual's input);
-//   - SVD, the rank-k PCA, updated by UpdateSVD;
+//   - SVD, the PCA at rank 2k (k = Rank), updated by UpdateSVD; the signals
+//     read its first k triplets (SignalSVD). The k extra directions are
+//     where energy that the truncation would drop accumulates until it
+//     ranks: without them, directions that grow slowly never enter the
+//     basis and the subspace turns about half as much per iteration as the
+//     batch SVD's (docs/incremental-signals.md);
 //   - the recency moments of the state embedding's evidence part: with
 //     row ordinal i (0-based) and t_i = i/Scale, Scale = max(N − 1, 1),
 //     Moments[m] = Σ t_i^m ê_i and Weights[m] = Σ t_i^m over the non-zero
@@ -36,7 +41,7 @@ type SignalState struct {
 	Weights  []float64
 	TopK     int
 	Top      []TopRow
-	Rank     int // requested SVD rank k
+	Rank     int // requested SVD rank k; SVD keeps up to 2k (oversample)
 	MinRows  int // MinEvidence
 	ColdIter int // iteration of the last recompute from all rows (the caller's bookkeeping)
 }
@@ -175,7 +180,7 @@ func ColdSignalState(rows [][]float64, strengths []float64, goal []float64, dim,
 	if warm != nil && !warm.valid(dim) {
 		warm = nil
 	}
-	s.SVD = ComputeSVD(keep, k, minRows, warm, seed)
+	s.SVD = ComputeSVD(keep, oversampled(k), minRows, warm, seed)
 	if s.SVD.Dim == 0 {
 		s.SVD.Dim = dim
 	}
@@ -188,8 +193,28 @@ func (s SignalState) Fold(rows [][]float64, strengths []float64, goal []float64)
 	c := s.clone()
 	keep, ks := dimRows(rows, strengths, s.Dim)
 	c.foldAggregates(keep, ks, goal)
-	c.SVD = UpdateSVD(s.SVD, keep, s.Rank)
+	c.SVD = UpdateSVD(s.SVD, keep, oversampled(s.Rank))
 	return c
+}
+
+// oversampled is the rank the running SVD keeps for signals of rank k: a
+// design constant (2k), like ComputeSVD's Krylov depths, not a parameter.
+func oversampled(k int) int { return 2 * k }
+
+// SignalSVD is the SVD the signals read: the first Rank triplets of the
+// running one (an alias, not a copy).
+func (s SignalState) SignalSVD() SharedSVD {
+	return TruncateSVD(s.SVD, s.Rank)
+}
+
+// TruncateSVD keeps the first k triplets of s (aliasing its slices).
+func TruncateSVD(s SharedSVD, k int) SharedSVD {
+	if s.K <= k {
+		return s
+	}
+	o := s
+	o.K, o.Sigma, o.Basis = k, s.Sigma[:k], s.Basis[:k*s.Dim]
+	return o
 }
 
 // dimRows keeps the rows of length dim and their strengths (nil stays nil).
@@ -275,7 +300,7 @@ func ObserveState(in StateSignalInputs) SignalObservation {
 	if in.Params != nil {
 		p = *in.Params
 	}
-	o := SignalObservation{NEvidence: s.N, SVD: s.SVD}
+	o := SignalObservation{NEvidence: s.N, SVD: s.SignalSVD()}
 	o.spectralFrom(in.PrevSVD, in.Goal, s.N, s.Rank)
 	if len(in.Task) == s.Dim && s.Dim > 0 && Dot(in.Task, in.Task) > 0 && Dot(in.Goal, in.Goal) > 0 {
 		o.GATask = NormalizeCosine(Cosine(in.Task, in.Goal))

@@ -171,6 +171,9 @@ type Algebra struct {
 	StateWeightTask    float64 `mapstructure:"state_weight_task" json:"state_weight_task"`
 	StateWeightActive  float64 `mapstructure:"state_weight_active" json:"state_weight_active"`
 	NoveltyWeightDist  float64 `mapstructure:"novelty_weight_distance" json:"novelty_weight_distance"`
+	SignalsKeep        int     `mapstructure:"signals_keep" json:"signals_keep"`
+	SignalsRecompute   int     `mapstructure:"signals_recompute_every" json:"signals_recompute_every"`
+	NoveltyWindow      int     `mapstructure:"novelty_window" json:"novelty_window"`
 }
 
 // SignalParams are the agent loop's signal parameters (Observe).
@@ -179,6 +182,7 @@ func (a Algebra) SignalParams() algebra.SignalParams {
 		AttentionK: a.AttentionK, AttentionTau: a.AttentionTau, StateRecency: a.StateRecency,
 		StateWeights:          algebra.StateWeights{Evidence: a.StateWeightEv, Task: a.StateWeightTask, Active: a.StateWeightActive},
 		NoveltyDistanceWeight: a.NoveltyWeightDist,
+		Incremental:           algebra.IncrementalParams{Keep: a.SignalsKeep, RecomputeEvery: a.SignalsRecompute, NoveltyWindow: a.NoveltyWindow},
 	}
 }
 

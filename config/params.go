@@ -117,6 +117,10 @@ var params = []Param{
 	p("algebra.state_weight_task", Float, 0.3, 0, 1, "state embedding weight of the current task"),
 	p("algebra.state_weight_active", Float, 0.2, 0, 1, "state embedding weight of the other ACTIVE tasks"),
 	p("algebra.novelty_weight_distance", Float, 0.5, 0, 1, "share of novelty (thinking budget) from the evidence subspace's turn; the rest is the new evidence's information gain"),
+	// incremental signals (docs/incremental-signals.md)
+	p("algebra.signals_keep", Int, 4, 2, 100000, "signals blobs (~300 KB each) kept per session: the last one feeds the next Observe and ReadState, the rest spare a cold recompute after a retry or a short reset"),
+	p("algebra.signals_recompute_every", Int, 20, 1, 100000, "Observe recomputes its aggregates from all evidence every this many iterations, bounding the incremental SVD's truncation drift and strengths refined since; 1 = every iteration (batch)"),
+	p("algebra.novelty_window", Int, 4, 1, 100000, "iterations of earlier evidence the new evidence's information gain compares with: a bounded read, and what the session read lately is what makes a find redundant"),
 
 	// context composition (DESIGN.md §6)
 	p("context.token_budget", Int, 6000, 256, 1000000, "tokens of packed context in one DIN-Read"),

@@ -1,0 +1,227 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Observe is step 12 (docs/incremental-signals.md): the iteration's raw
+// signals from running aggregates kept in the signals blob, folded with
+// the evidence created since the previous observation, or recomputed from
+// all evidence when there is no usable previous blob (the first
+// iterations, a reset past pruned blobs, changed settings) and every
+// algebra.signals_recompute_every iterations. It stores the blob of this
+// iteration and deletes the one algebra.signals_keep iterations back. A
+// retry returns the stored observation.
+func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation, error) {
+	obs, st, err := a.observe(ctx, in)
+	if err != nil {
+		return Observation{}, err
+	}
+	if st.path != "" {
+		logger(ctx, in.SessionID).Info("signals observed", "iteration", in.Iteration, "path", st.path, "rows_read", st.read,
+			"rows_folded", st.folded, "evidence", obs.NEvidence, "prune_error", st.pruneErr)
+	}
+	return obs, nil
+}
+
+// observeStats says what one observation did, for the log and the tests.
+type observeStats struct {
+	path     string // "incremental" or "cold"; "" for a stored observation
+	read     int    // evidence rows read from the store
+	folded   int    // rows folded into the aggregates (cold: all)
+	pruneErr error  // pruning is best effort: a blob left behind is only storage
+}
+
+// observeSetup is what both paths need: the session's settings resolved.
+type observeSetup struct {
+	in         ObserveInput
+	s          graph.Session
+	goal       []float64
+	d, k, minE int
+	sp         algebra.SignalParams
+	inc        algebra.IncrementalParams
+	prev       signalsDoc
+	prevOK     bool
+}
+
+func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation, observeStats, error) {
+	var done signalsDoc
+	if ok, err := getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done); err != nil || ok {
+		return done.Obs, observeStats{}, err
+	}
+	su, err := a.observeSetup(ctx, in)
+	if err != nil {
+		return Observation{}, observeStats{}, err
+	}
+	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if err != nil {
+		return Observation{}, observeStats{}, fmt.Errorf("observe tasks: %w", err)
+	}
+	var (
+		agg       algebra.SignalState
+		held, nws [][]float64
+		st        observeStats
+	)
+	if su.incremental() {
+		agg, held, nws, st, err = a.foldSince(ctx, su)
+	} else {
+		agg, held, nws, st, err = a.recomputeAll(ctx, su)
+	}
+	if err != nil {
+		return Observation{}, observeStats{}, err
+	}
+	sin := algebra.StateSignalInputs{State: agg, PrevSVD: su.prev.SVD, PrevState: su.prev.State, Goal: su.goal,
+		Held: held, New: nws, Params: &su.sp}
+	for _, t := range tasks {
+		switch {
+		case t.ShortID == in.Task:
+			sin.Task = algebra.ToFloat64(t.Embedding)
+		case t.Status == graph.Active:
+			sin.Active = append(sin.Active, algebra.ToFloat64(t.Embedding))
+		}
+	}
+	o := algebra.ObserveState(sin)
+	obs := Observation{
+		NEvidence: o.NEvidence, GA: o.GA, Coverage: o.Coverage, Stability: o.Stability, StabilityConf: o.StabilityConf,
+		Residual: o.Residual, ResidualConf: o.ResidualConf, Eigengap: o.Eigengap, SVDConf: o.SVDConf,
+		SubspaceDistance: o.SubspaceDistance, Novelty: o.Novelty,
+	}
+	agg.SVD = svdTail(agg.SVD, o.SVD.K) // the leading triplets are stored once, as doc.SVD
+	doc := signalsDoc{Obs: obs, SVD: o.SVD, State: o.State, Gap: o.Gap, Agg: &agg}
+	if err := putBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), doc); err != nil {
+		return Observation{}, observeStats{}, err
+	}
+	if old := in.Iteration - su.inc.Keep; old >= 0 {
+		st.pruneErr = a.Store.DeleteBlob(ctx, in.SessionID, signalsKey(old))
+	}
+	return obs, st, nil
+}
+
+// observeSetup reads the session and the previous blob and resolves the
+// settings (zero values of older inputs: the defaults).
+func (a *Activities) observeSetup(ctx context.Context, in ObserveInput) (observeSetup, error) {
+	s, err := a.Store.GetSession(ctx, in.SessionID)
+	if err != nil {
+		return observeSetup{}, fmt.Errorf("observe session: %w", err)
+	}
+	su := observeSetup{in: in, s: s, goal: algebra.ToFloat64(s.GoalQueryEmb), sp: algebra.DefaultSignalParams(),
+		k: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), minE: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence)}
+	if in.Signals != nil {
+		su.sp = *in.Signals
+	}
+	su.inc = su.sp.Incremental.WithDefaults()
+	su.d = len(su.goal)
+	su.prevOK, err = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration-1), &su.prev)
+	if err != nil {
+		return observeSetup{}, err
+	}
+	if su.prev.Agg != nil {
+		su.prev.Agg.SVD = joinSVD(su.prev.SVD, su.prev.Agg.SVD)
+	}
+	if !su.prevOK {
+		su.prev.SVD = algebra.EmptySVD(su.d)
+	}
+	return su, nil
+}
+
+// incremental reports whether the previous blob's aggregates can be
+// extended: they exist, match the session's settings, and the last
+// recompute from all evidence is less than RecomputeEvery iterations back.
+func (su observeSetup) incremental() bool {
+	p := su.prev.Agg
+	return su.prevOK && p != nil && p.Compatible(su.d, su.k, su.minE, su.sp) &&
+		su.in.Iteration-p.ColdIter < su.inc.RecomputeEvery && p.ColdIter < su.in.Iteration
+}
+
+// foldSince reads the evidence of the novelty window (CreatedIter ≥
+// iteration − NoveltyWindow), which includes everything created since the
+// previous observation (CreatedIter ≥ iteration: Observe is the last step
+// of an iteration), and folds the latter into the previous aggregates.
+func (a *Activities) foldSince(ctx context.Context, su observeSetup) (algebra.SignalState, [][]float64, [][]float64, observeStats, error) {
+	iter := su.in.Iteration
+	ev, err := a.Store.EvidenceSince(ctx, su.in.SessionID, iter-su.inc.NoveltyWindow)
+	if err != nil {
+		return algebra.SignalState{}, nil, nil, observeStats{}, fmt.Errorf("observe evidence since %d: %w", iter-su.inc.NoveltyWindow, err)
+	}
+	var rows [][]float64
+	var str []float64
+	for _, e := range ev {
+		if e.CreatedIter >= iter {
+			rows, str = append(rows, algebra.ToFloat64(e.Embedding)), append(str, e.Strength)
+		}
+	}
+	agg := su.prev.Agg.Fold(rows, str, su.goal)
+	held, nws := noveltyRows(ev, iter, iter-su.inc.NoveltyWindow)
+	return agg, held, nws, observeStats{path: "incremental", read: len(ev), folded: len(rows)}, nil
+}
+
+// recomputeAll builds the aggregates from every evidence row (the SVD warm-
+// started from the previous basis, as the batch pipeline does).
+func (a *Activities) recomputeAll(ctx context.Context, su observeSetup) (algebra.SignalState, [][]float64, [][]float64, observeStats, error) {
+	ev, err := a.Store.Evidence(ctx, su.in.SessionID, "")
+	if err != nil {
+		return algebra.SignalState{}, nil, nil, observeStats{}, fmt.Errorf("observe evidence: %w", err)
+	}
+	rows := make([][]float64, len(ev))
+	str := make([]float64, len(ev))
+	for i, e := range ev {
+		rows[i], str[i] = algebra.ToFloat64(e.Embedding), e.Strength
+	}
+	d := su.d
+	if d == 0 && len(rows) > 0 {
+		d = len(rows[0])
+	}
+	var warm *algebra.SharedSVD
+	switch {
+	case su.prev.Agg != nil:
+		warm = &su.prev.Agg.SVD // the oversampled basis
+	case su.prevOK:
+		warm = &su.prev.SVD
+	}
+	agg := algebra.ColdSignalState(rows, str, su.goal, d, su.k, su.minE, su.sp, warm, 1) // fixed seed of the randomized SVD (determinism)
+	agg.ColdIter = su.in.Iteration
+	held, nws := noveltyRows(ev, su.in.Iteration, su.in.Iteration-su.inc.NoveltyWindow)
+	return agg, held, nws, observeStats{path: "cold", read: len(ev), folded: len(ev)}, nil
+}
+
+// noveltyRows splits the evidence created since `from` into the rows new
+// for the novelty (newRows: fetched this iteration) and the rows they are
+// compared with (the rest of the window), both in store order.
+func noveltyRows(ev []graph.Evidence, iter, from int) (held, nws [][]float64) {
+	isNew := newRows(ev, iter)
+	for i, e := range ev {
+		switch {
+		case isNew[i]:
+			nws = append(nws, algebra.ToFloat64(e.Embedding))
+		case e.CreatedIter >= from:
+			held = append(held, algebra.ToFloat64(e.Embedding))
+		}
+	}
+	return held, nws
+}
+
+// svdTail is the running SVD's triplets past the first k (the signals'
+// SVD), with no Mean: what the blob stores besides doc.SVD.
+func svdTail(s algebra.SharedSVD, k int) algebra.SharedSVD {
+	t := algebra.SharedSVD{Dim: s.Dim, Rows: s.Rows}
+	if s.K > k {
+		t.K, t.Sigma, t.Basis = s.K-k, s.Sigma[k:s.K], s.Basis[k*s.Dim:s.K*s.Dim]
+	}
+	return t
+}
+
+// joinSVD is the running SVD again from the signals' SVD and the tail.
+func joinSVD(head, tail algebra.SharedSVD) algebra.SharedSVD {
+	j := head
+	if tail.K > 0 && tail.Dim == head.Dim {
+		j.K = head.K + tail.K
+		j.Sigma = append(append([]float64(nil), head.Sigma...), tail.Sigma...)
+		j.Basis = append(append([]float64(nil), head.Basis...), tail.Basis...)
+	}
+	return j
+}
