@@ -192,7 +192,8 @@ func TestObservePrunesAndRecomputesAfterReset(t *testing.T) {
 // BenchmarkObserve is Observe's work (store reads, math, blob write) at
 // 1k, 10k and 100k evidence rows of dimension 1024 on the embedded store,
 // batch (recompute every iteration, the former Observe) against
-// incremental (fold the iteration's 50 new rows). 100k builds a ~600 MB
+// incremental (fold the iteration's 50 new rows, read the novelty window
+// of 4 × 50 more), 50 rows per iteration. 100k builds a ~600 MB
 // store; it runs only with LETHE_BENCH_OBSERVE_100K=1.
 func BenchmarkObserve(b *testing.B) {
 	sizes := []int{1000, 10000}
@@ -202,20 +203,23 @@ func BenchmarkObserve(b *testing.B) {
 	for _, n := range sizes {
 		o := newObsSession(b, 1024, 24)
 		start := time.Now()
-		o.add(b, 1, n-50)
-		o.observe(b, 1, algebra.IncrementalParams{})
+		last := n / 50 // 50 rows per iteration; iteration last is observed
+		for iter := 1; iter < last; iter++ {
+			o.add(b, iter, 50)
+		}
+		o.observe(b, last-1, algebra.IncrementalParams{})
 		b.Logf("%d rows stored and observed in %v", n-50, time.Since(start))
-		o.add(b, 2, 50)
+		o.add(b, last, 50)
 		for _, mode := range []struct {
 			name string
 			inc  algebra.IncrementalParams
 		}{{"batch", algebra.IncrementalParams{RecomputeEvery: 1}}, {"incremental", algebra.IncrementalParams{}}} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, mode.name), func(b *testing.B) {
 				for b.Loop() {
-					if err := o.store.DeleteBlob(context.Background(), o.sid, signalsKey(2)); err != nil {
+					if err := o.store.DeleteBlob(context.Background(), o.sid, signalsKey(last)); err != nil {
 						b.Fatal(err)
 					}
-					if _, st := o.observe(b, 2, mode.inc); st.path == "" {
+					if _, st := o.observe(b, last, mode.inc); st.path == "" {
 						b.Fatal("stored observation returned")
 					}
 				}

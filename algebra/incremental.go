@@ -3,6 +3,7 @@ package algebra
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -30,7 +31,8 @@ import (
 // (K = n_a − 1) and otherwise up to the energy prev had truncated. Rows are
 // folded in blocks of at most max(K, 16) (the cost (K + c)²·d per block of
 // c rows, summed over m/c blocks, is least near c = K), truncating after
-// each block. Deterministic (gonum's LAPACK SVD, fixed order); basis rows
+// each block. The small SVD is the eigendecomposition of C Cᵀ (gramEigen).
+// Deterministic (gonum, one goroutine, fixed order); basis rows
 // get canonicalSign like ComputeSVD's.
 //
 // prev must be non-empty (K > 0, a Mean of length Dim and Rows ≥ 1): an
@@ -86,22 +88,57 @@ func foldBlock(prev SharedSVD, rows [][]float64, k int) SharedSVD {
 		c.Set(prev.K+m, j, shift*(mb[j]-prev.Mean[j]))
 	}
 	K := min(k, n-1, d)
-	var svd mat.SVD
-	if !svd.Factorize(c, mat.SVDThin) {
-		return prev // LAPACK did not converge: keep the previous basis (never seen)
+	vals, u, ok := gramEigen(c)
+	if !ok {
+		return prev // the eigensolver did not converge: keep the previous basis (never seen)
 	}
-	vals := svd.Values(nil)
 	K = min(K, len(vals))
-	var v mat.Dense
-	svd.VTo(&v)
+	for K > 0 && !(vals[K-1] > 1e-24*vals[0]) { // σ_K ≤ 1e−12 σ_0: no direction to keep
+		K--
+	}
+	if K == 0 {
+		return prev
+	}
 	out := SharedSVD{K: K, Dim: d, Rows: n, Sigma: make([]float64, K), Basis: make([]float64, K*d), Mean: mu}
-	for r := 0; r < K; r++ {
-		out.Sigma[r] = vals[r]
-		row := out.Basis[r*d : (r+1)*d]
-		for j := range row {
-			row[j] = v.At(j, r)
+	raw := c.RawMatrix()
+	for i := 0; i < K; i++ {
+		sigma := math.Sqrt(vals[i])
+		out.Sigma[i] = sigma
+		row := out.Basis[i*d : (i+1)*d]
+		for q := 0; q < raw.Rows; q++ { // v_i = Cᵀ u_i / σ_i
+			if w := u.At(q, i) / sigma; w != 0 {
+				floats.AddScaled(row, w, raw.Data[q*raw.Stride:q*raw.Stride+d])
+			}
 		}
 		canonicalSign(row)
 	}
 	return out
+}
+
+// gramEigen returns the eigenvalues of C Cᵀ in descending order and their
+// eigenvectors (columns of u). C is (K + m + 1) × d with K + m + 1 ≪ d, so
+// the small Gram matrix is far cheaper than a thin SVD of C; it squares
+// the condition number, which costs relative accuracy only in directions
+// with σ below ≈1e−4·σ₀, far below what the signals resolve.
+func gramEigen(c *mat.Dense) ([]float64, *mat.Dense, bool) {
+	rows, _ := c.Dims()
+	g := mat.NewSymDense(rows, nil)
+	g.SymOuterK(1, c)
+	var eig mat.EigenSym
+	if !eig.Factorize(g, true) {
+		return nil, nil, false
+	}
+	asc := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	vals := make([]float64, rows)
+	u := mat.NewDense(rows, rows, nil)
+	for i := range vals { // descending
+		j := rows - 1 - i
+		vals[i] = math.Max(asc[j], 0)
+		for q := 0; q < rows; q++ {
+			u.Set(q, i, vecs.At(q, j))
+		}
+	}
+	return vals, u, true
 }

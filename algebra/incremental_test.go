@@ -73,11 +73,12 @@ type agreement struct{ sigmaTop, chord8, chord16, coverage, gap, eigengap float6
 
 // incrementalVsBatch folds rows into an SVD built from the first n0 rows,
 // step rows at a time, and compares it with the batch SVD of all rows.
-func incrementalVsBatch(rows [][]float64, n0, step, k int) agreement {
-	inc := ComputeSVD(rows[:n0], k, 3, nil, 1)
+func incrementalVsBatch(rows [][]float64, n0, step, k, kept int) agreement {
+	inc := ComputeSVD(rows[:n0], kept, 3, nil, 1)
 	for i := n0; i < len(rows); i += step {
-		inc = UpdateSVD(inc, rows[i:min(i+step, len(rows))], k)
+		inc = UpdateSVD(inc, rows[i:min(i+step, len(rows))], kept)
 	}
+	inc = TruncateSVD(inc, k)
 	batch := ComputeSVD(rows, k, 3, nil, 1)
 	a := agreement{sigmaTop: maxRelSigma(inc.Sigma, batch.Sigma, 4), chord8: ChordalDistance(TruncateSVD(inc, 8), TruncateSVD(batch, 8)),
 		chord16: ChordalDistance(inc, batch), eigengap: math.Abs(inc.Eigengap() - batch.Eigengap())}
@@ -106,17 +107,21 @@ func TestUpdateSVDAgreesWithBatch(t *testing.T) {
 	cases := []struct {
 		name         string
 		n, d, topics int
-		step         int
+		step, kept   int
 		noise        float64
 		want         agreement // upper bounds
 	}{
-		{"8 topics", 1200, 256, 8, 40, 1.0, agreement{0.03, 0.5, 1, 0.08, 0.15, 0.005}},
-		{"24 topics", 1200, 256, 24, 40, 1.0, agreement{0.01, 0.06, 1, 0.04, 0.03, 0.005}},
-		{"24 topics, one row at a time", 600, 256, 24, 1, 1.0, agreement{0.015, 0.1, 1, 0.35, 0.25, 0.005}},
+		{"8 topics", 1200, 256, 8, 40, 16, 1.0, agreement{0.03, 0.5, 1, 0.08, 0.15, 0.005}},
+		{"24 topics", 1200, 256, 24, 40, 16, 1.0, agreement{0.01, 0.06, 1, 0.04, 0.03, 0.005}},
+		{"24 topics, one row at a time", 600, 256, 24, 1, 16, 1.0, agreement{0.015, 0.1, 1, 0.35, 0.25, 0.005}},
+		// Observe keeps 2k directions and reads the first k.
+		{"8 topics, 2k kept", 1200, 256, 8, 40, 32, 1.0, agreement{0.03, 0.5, 1, 0.08, 0.15, 0.005}},
+		{"24 topics, 2k kept", 1200, 256, 24, 40, 32, 1.0, agreement{0.005, 0.05, 1, 0.015, 0.006, 0.0005}},
+		{"24 topics, 2k kept, d = 1024", 1200, 1024, 24, 40, 32, 1.0, agreement{0.0015, 0.015, 1, 0.004, 0.001, 0.0005}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := incrementalVsBatch(sessionRows(c.n, c.d, c.topics, c.noise, 5), 50, c.step, 16)
+			a := incrementalVsBatch(sessionRows(c.n, c.d, c.topics, c.noise, 5), 50, c.step, 16, c.kept)
 			t.Logf("%+v", a)
 			w := c.want
 			if a.sigmaTop > w.sigmaTop || a.chord8 > w.chord8 || a.chord16 > w.chord16 || a.coverage > w.coverage || a.gap > w.gap || a.eigengap > w.eigengap {
