@@ -338,6 +338,8 @@ type Temporal struct {
 	MaxConcurrentLLM           int           `mapstructure:"max_concurrent_llm" json:"max_concurrent_llm"`
 	MaxConcurrentResearch      int           `mapstructure:"max_concurrent_research" json:"max_concurrent_research"`
 	MaxConcurrentWorkflowTasks int           `mapstructure:"max_concurrent_workflow_tasks" json:"max_concurrent_workflow_tasks"`
+	WorkflowTaskPollers        int           `mapstructure:"workflow_task_pollers" json:"workflow_task_pollers"`
+	ActivityTaskPollers        int           `mapstructure:"activity_task_pollers" json:"activity_task_pollers"`
 }
 
 // QueueLLM is the task queue of LLM activities.

@@ -254,6 +254,9 @@ var params = []Param{
 	p("temporal.max_concurrent_llm", Int, 1, 1, 1000, "LLM calls one worker runs at once: llama.cpp serves one prompt at a time"),
 	p("temporal.max_concurrent_research", Int, 2, 1, 1000, "Fetch/Transcribe activities one worker runs at once (each drives a browser)"),
 	p("temporal.max_concurrent_workflow_tasks", Int, 16, 1, 1000, "workflow tasks one worker runs at once"),
+	// lane load (docs/scaling.md): poller counts per worker and queue
+	p("temporal.workflow_task_pollers", Int, 2, 1, 100, "long polls a worker keeps open for workflow tasks (the SDK's default 2)"),
+	p("temporal.activity_task_pollers", Int, 2, 1, 100, "long polls a worker keeps open for activity tasks on each queue (the SDK's default 2)"),
 
 	// control and telemetry
 	p("control.max_extend_iterations", Int, 1000, 1, 100000, "largest extension one extend request may grant"),

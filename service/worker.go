@@ -59,6 +59,8 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 		opts := worker.Options{
 			MaxConcurrentActivityExecutionSize:     cfg.Temporal.MaxConcurrentActivities,
 			MaxConcurrentWorkflowTaskExecutionSize: cfg.Temporal.MaxConcurrentWorkflowTasks,
+			MaxConcurrentWorkflowTaskPollers:       cfg.Temporal.WorkflowTaskPollers,
+			MaxConcurrentActivityTaskPollers:       cfg.Temporal.ActivityTaskPollers,
 			DisableWorkflowWorker:                  q != cfg.Temporal.TaskQueue,
 			Interceptors:                           Interceptors(cfg),
 		}

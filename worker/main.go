@@ -26,7 +26,14 @@ func main() {
 	file := flag.String("config", "", "YAML config file (default $LETHE_CONFIG)")
 	level := flag.String("log-level", "info", "debug, info, warn or error")
 	queues := flag.String("queues", "", "comma-separated task queues to poll (default: all configured: task_queue, llm_queue, research_queue and the search queues <task_queue>-search-<provider>)")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); empty disables")
 	flag.Parse()
+	stopPprof, err := servePprof(*pprofAddr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	defer stopPprof()
 	if err := run(*file, *level, *queues); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)

@@ -7,6 +7,13 @@
 // overhead against N (load.svg) to -out.
 //
 //	go run ./bench/load -n 1,20,50 -latency 1s
+//	go run ./bench/load -n 50 -setup base: -setup pollers:temporal.activity_task_pollers=8
+//
+// Each -setup runs every round once, interleaved, so that two
+// configurations compare under the same machine load. -profile takes a
+// CPU profile of the worker (its -pprof endpoint) and of the dev server
+// (perf) during each round and writes their top functions next to the
+// table (docs/scaling.md reads them).
 //
 // Everything runs on loopback: the dev server (the cached Temporal CLI, see
 // the Makefile), the scripted model (llm/llmtest) and the workers.
@@ -31,6 +38,29 @@ type options struct {
 	out      string
 	temporal string
 	timeout  time.Duration
+	base     setup   // -set and -dc: every round
+	setups   []setup // -setup: each round runs once per setup (A/B in one process)
+	profile  time.Duration
+}
+
+// setup is one configuration of the worker (LETHE parameters) and the dev
+// server (dynamic config values, database mode) that a round runs with.
+type setup struct {
+	name   string
+	params map[string]string // worker config keys (temporal.max_concurrent_llm=...)
+	dc     []string          // dev server --dynamic-config-value KEY=JSON
+	dbFile bool              // the dev server keeps its state in a SQLite file, not in memory
+}
+
+// hostedModel is how the bench wires the scripted model: like a hosted
+// API that serves calls in parallel, on its own task queue with room for
+// every session's call at once. The repo default (LLM activities share the
+// default queue's 8 slots, for one local llama.cpp) would measure that cap,
+// not orchestration: -setup 'local:temporal.llm_queue=,temporal.max_concurrent_llm=1'
+// shows it.
+var hostedModel = map[string]string{
+	"temporal.llm_queue":          "lethe-llm",
+	"temporal.max_concurrent_llm": "1000",
 }
 
 func main() {
@@ -48,13 +78,26 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	ns := fs.String("n", "1,10,20", "comma-separated numbers of concurrent sessions, one round each")
-	o := options{}
+	o := options{base: setup{params: map[string]string{}}}
 	fs.DurationVar(&o.latency, "latency", time.Second, "latency of every scripted model call")
 	fs.IntVar(&o.workers, "workers", 1, "worker processes sharing the task queue")
 	fs.StringVar(&o.script, "script", "testdata/scripts/battery_root_done.json", "scripted model (llm/llmtest format)")
-	fs.StringVar(&o.out, "out", "bench-out", "directory for load.md and load.svg")
+	fs.StringVar(&o.out, "out", "bench-out", "directory for load.md, load.svg and profiles")
 	fs.StringVar(&o.temporal, "temporal", defaultTemporal(), "Temporal CLI binary (its dev server)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound on one round")
+	fs.DurationVar(&o.profile, "profile", 0, "profile the worker (pprof) and the dev server (perf, when installed) for this long from each round's start; 0 = off")
+	fs.Func("set", "worker config KEY=VALUE for every round (repeatable), e.g. temporal.activity_task_pollers=8", func(v string) error {
+		return o.base.add(v)
+	})
+	fs.Func("dc", "dev server dynamic config KEY=JSON for every round (repeatable)", func(v string) error {
+		return o.base.add("dc." + v)
+	})
+	fs.BoolVar(&o.base.dbFile, "db-file", false, "dev server state in a SQLite file instead of memory")
+	fs.Func("setup", "NAME:K=V,K=V a configuration to compare (repeatable): each round runs once per setup, interleaved; keys: worker config, dc.KEY (dynamic config), db=file", func(v string) error {
+		st, err := parseSetup(v)
+		o.setups = append(o.setups, st)
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -65,10 +108,64 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.ns = append(o.ns, n)
 	}
-	if o.workers < 1 || o.latency < 0 {
-		return o, fmt.Errorf("-workers must be at least 1 and -latency not negative")
+	if o.workers < 1 || o.latency < 0 || o.profile < 0 {
+		return o, fmt.Errorf("-workers must be at least 1, -latency and -profile not negative")
+	}
+	if len(o.setups) == 0 {
+		o.setups = []setup{{name: "default", params: map[string]string{}}}
 	}
 	return o, nil
+}
+
+// parseSetup reads NAME:K=V,K=V.
+func parseSetup(v string) (setup, error) {
+	name, kvs, _ := strings.Cut(v, ":")
+	st := setup{name: strings.TrimSpace(name), params: map[string]string{}}
+	if st.name == "" {
+		return st, fmt.Errorf("-setup %q: no name before the colon", v)
+	}
+	for _, kv := range strings.Split(kvs, ",") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		if err := st.add(kv); err != nil {
+			return st, fmt.Errorf("-setup %s: %w", st.name, err)
+		}
+	}
+	return st, nil
+}
+
+// add takes one KEY=VALUE: dc.KEY is a dynamic config value, db=file or
+// db=memory the server's database, anything else a worker parameter.
+func (s *setup) add(kv string) error {
+	k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", kv)
+	}
+	switch {
+	case strings.HasPrefix(k, "dc."):
+		s.dc = append(s.dc, strings.TrimPrefix(k, "dc.")+"="+v)
+	case k == "db":
+		if v != "file" && v != "memory" {
+			return fmt.Errorf("db=%q: file or memory", v)
+		}
+		s.dbFile = v == "file"
+	default:
+		s.params[k] = v
+	}
+	return nil
+}
+
+// merged is base with s on top: s's parameters win, dynamic config adds.
+func (s setup) merged(base setup) setup {
+	out := setup{name: s.name, params: map[string]string{}, dbFile: base.dbFile || s.dbFile}
+	for _, m := range []map[string]string{hostedModel, base.params, s.params} {
+		for k, v := range m {
+			out.params[k] = v
+		}
+	}
+	out.dc = append(append(out.dc, base.dc...), s.dc...)
+	return out
 }
 
 // defaultTemporal is the CLI the Makefile installs (TEMPORAL_CLI, or the
@@ -90,12 +187,14 @@ func run(ctx context.Context, o options) error {
 	}
 	var rows []row
 	for _, n := range o.ns {
-		r, err := round(ctx, o, n)
-		if err != nil {
-			return fmt.Errorf("round of %d sessions: %w", n, err)
+		for _, st := range o.setups {
+			r, err := round(ctx, o, st.merged(o.base), n)
+			if err != nil {
+				return fmt.Errorf("round of %d sessions (%s): %w", n, st.name, err)
+			}
+			rows = append(rows, r)
+			fmt.Println(r.line())
 		}
-		rows = append(rows, r)
-		fmt.Println(r.line())
 	}
 	table := renderTable(o, rows)
 	fmt.Print("\n" + table)

@@ -2,17 +2,20 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
 // row is one round: n concurrent sessions.
 type row struct {
+	setup                string
 	n, failed            int
 	latency, makespan    time.Duration
 	perHour              float64
 	p50, p99             time.Duration
 	serverCPU, workerCPU float64 // percent of one core over the round
+	benchCPU             float64 // this process: scripted model and client
 	workerRSSMiB         float64
 	events, kib          float64 // per session, mean
 	firstErr             string
@@ -59,9 +62,9 @@ func (r row) ratio() float64 {
 }
 
 func (r row) line() string {
-	s := fmt.Sprintf("n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%%, worker CPU %.0f%%",
-		r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-		100*r.ratio(), r.serverCPU, r.workerCPU)
+	s := fmt.Sprintf("%s n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%%, worker CPU %.0f%%, bench CPU %.0f%%",
+		r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+		100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU)
 	if r.firstErr != "" {
 		s += "; first failure: " + r.firstErr
 	}
@@ -71,22 +74,24 @@ func (r row) line() string {
 func renderTable(o options, rows []row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scripted model at %s per call, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n", o.latency, o.workers)
-	b.WriteString("| sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | worker RSS | events/session | KiB/session |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f |\n",
-			r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-			100*r.ratio(), r.serverCPU, r.workerCPU, r.workerRSSMiB, r.events, r.kib)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f |\n",
+			r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib)
 	}
-	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling).\n")
+	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling); bench CPU is this process (scripted model and client). Failed sessions count in neither overhead nor sessions/h.\n")
 	return b.String()
 }
 
-// renderChart draws overhead p50 and p99 (ms) against the number of
-// concurrent sessions as an SVG line chart.
+// renderChart draws overhead p50 (solid) and p99 (dashed) in ms against
+// the number of concurrent sessions, one colour per setup, with the 5%-of-
+// latency target as a grey line.
 func renderChart(o options, rows []row) string {
 	const w, h, left, bottom, top, right = 640.0, 400.0, 70.0, 50.0, 40.0, 20.0
-	maxN, maxY := 1.0, 1.0
+	target := float64(o.latency.Milliseconds()) * targetShare
+	maxN, maxY := 1.0, max(1.0, target)
 	for _, r := range rows {
 		maxN = max(maxN, float64(r.n))
 		maxY = max(maxY, float64(r.p99.Milliseconds()))
@@ -95,6 +100,7 @@ func renderChart(o options, rows []row) string {
 	y := func(ms float64) float64 { return h - bottom - (h-bottom-top)*ms/maxY }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14">Orchestration overhead per iteration, scripted model at %s</text>`+"\n", left, o.latency)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, top, left, h-bottom)
@@ -102,25 +108,54 @@ func renderChart(o options, rows []row) string {
 		v := maxY * float64(i) / 4
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%.0f ms</text>`+"\n", left-6, y(v)+4, v)
 	}
+	seen := map[int]bool{}
 	for _, r := range rows {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(r.n), h-bottom+16, r.n)
+		if !seen[r.n] {
+			seen[r.n] = true
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(r.n), h-bottom+16, r.n)
+		}
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">concurrent sessions</text>`+"\n", (left+w-right)/2, h-12)
-	for _, s := range []struct {
-		name, color string
-		get         func(row) time.Duration
-	}{{"p50", "#1f77b4", func(r row) time.Duration { return r.p50 }}, {"p99", "#d62728", func(r row) time.Duration { return r.p99 }}} {
-		var pts []string
-		for _, r := range rows {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.n), y(float64(s.get(r).Milliseconds()))))
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", s.color, strings.Join(pts, " "))
-		for _, p := range pts {
-			xy := strings.Split(p, ",")
-			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], s.color)
-		}
+	if target > 0 {
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#999" stroke-dasharray="2,3"/><text x="%.0f" y="%.1f" fill="#777">5%% of latency</text>`+"\n",
+			left, y(target), w-right, y(target), left+6, y(target)-4)
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="#1f77b4">p50</text><text x="%.0f" y="%.0f" fill="#d62728">p99</text>`+"\n", w-right-70, top+10, w-right-35, top+10)
+	for i, name := range setupNames(rows) {
+		color := palette[i%len(palette)]
+		for _, s := range []struct {
+			dash string
+			get  func(row) time.Duration
+		}{{"", func(r row) time.Duration { return r.p50 }}, {`stroke-dasharray="6,4"`, func(r row) time.Duration { return r.p99 }}} {
+			var pts []string
+			for _, r := range rows {
+				if r.setup == name {
+					pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.n), y(float64(s.get(r).Milliseconds()))))
+				}
+			}
+			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" %s points="%s"/>`+"\n", color, s.dash, strings.Join(pts, " "))
+			for _, p := range pts {
+				xy := strings.Split(p, ",")
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], color)
+			}
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s p50 (solid), p99 (dashed)</text>`+"\n", left+10, top+14+16*float64(i), color, name)
+	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// targetShare is issue 14's bar: median overhead at most 5% of latency.
+const targetShare = 0.05
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
+
+// setupNames are the rows' setups in first-seen order.
+func setupNames(rows []row) []string {
+	var out []string
+	for _, r := range rows {
+		if !slices.Contains(out, r.setup) {
+			out = append(out, r.setup)
+		}
+	}
+	return out
 }

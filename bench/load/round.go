@@ -25,6 +25,7 @@ import (
 // session is what one session of a round cost.
 type session struct {
 	err        error
+	id, runID  string
 	wall       time.Duration // history: started to closed, server clock
 	model      time.Duration // the session's own sum of chat latencies
 	iterations int
@@ -41,7 +42,7 @@ func (s session) overhead() time.Duration {
 }
 
 // round runs n concurrent sessions on a fresh dev server and fresh workers.
-func round(ctx context.Context, o options, n int) (row, error) {
+func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	dir, err := os.MkdirTemp("", "lethe-load-")
 	if err != nil {
 		return row{}, err
@@ -56,31 +57,40 @@ func round(ctx context.Context, o options, n int) (row, error) {
 	}
 	model := llmtest.NewServer(script)
 	defer model.Close()
-	srv, hostPort, err := startServer(ctx, o.temporal, dir)
+	srv, hostPort, err := startServer(ctx, o.temporal, dir, st)
 	if err != nil {
 		return row{}, err
 	}
 	defer stop(srv)
-	workers, err := startWorkers(o, dir, hostPort, model.URL())
-	if err != nil {
-		return row{}, err
-	}
+	workers, pprofs, err := startWorkers(o, st, dir, hostPort, model.URL())
 	defer func() {
 		for _, w := range workers {
 			stop(w)
 		}
 	}()
+	if err != nil {
+		return row{}, err
+	}
 	c, err := dialRetry(ctx, hostPort)
 	if err != nil {
 		return row{}, err
 	}
 	defer c.Close()
-	before := sample(append([]*exec.Cmd{srv}, workers...))
+	procs := append([]*exec.Cmd{srv}, workers...)
+	before, self0 := sample(procs), readUsage(os.Getpid())
+	prof := startProfiles(ctx, o, st, n, srv, pprofs)
 	t0 := time.Now()
 	sessions := runSessions(ctx, c, o, n)
 	makespan := time.Since(t0)
-	after := sample(append([]*exec.Cmd{srv}, workers...))
-	return summarize(n, o.latency, makespan, sessions, before, after), nil
+	after, self1 := sample(procs), readUsage(os.Getpid())
+	prof.wait()
+	// Histories are read after the round, so that reading them does not
+	// load the server while sessions run.
+	readHistories(ctx, c, sessions)
+	r := summarize(n, o.latency, makespan, sessions, before, after)
+	r.setup = st.name
+	r.benchCPU = float64(self1.ticks-self0.ticks) / (makespan.Seconds() * userHZ / 100)
+	return r, nil
 }
 
 // runSessions starts n sessions at once and waits for all of them.
@@ -110,13 +120,36 @@ func oneSession(ctx context.Context, c client.Client, id string) session {
 	if err := run.Get(ctx, &res); err != nil {
 		return session{err: fmt.Errorf("session %s: %w", id, err)}
 	}
-	s := session{model: time.Duration(res.Stats.LLMLatencyMS) * time.Millisecond, iterations: res.Iterations}
-	it := c.GetWorkflowHistory(ctx, id, run.GetRunID(), false, 0)
+	return session{id: id, runID: run.GetRunID(), model: time.Duration(res.Stats.LLMLatencyMS) * time.Millisecond, iterations: res.Iterations}
+}
+
+// readHistories fills wall time, events and bytes of every completed
+// session from its history, a few at a time.
+func readHistories(ctx context.Context, c client.Client, sessions []session) {
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		if sessions[i].err != nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			readHistory(ctx, c, &sessions[i])
+		}()
+	}
+	wg.Wait()
+}
+
+func readHistory(ctx context.Context, c client.Client, s *session) {
+	it := c.GetWorkflowHistory(ctx, s.id, s.runID, false, 0)
 	var first, last time.Time
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return session{err: fmt.Errorf("history %s: %w", id, err)}
+			s.err = fmt.Errorf("history %s: %w", s.id, err)
+			return
 		}
 		if first.IsZero() {
 			first = e.GetEventTime().AsTime()
@@ -126,20 +159,26 @@ func oneSession(ctx context.Context, c client.Client, id string) session {
 		s.bytes += proto.Size(e)
 	}
 	s.wall = last.Sub(first)
-	return s
 }
 
 // startServer starts a dev server with the session search attributes on a
-// free loopback port, its database in memory (as make test runs it).
-func startServer(ctx context.Context, bin, dir string) (*exec.Cmd, string, error) {
+// free loopback port, its database in memory (as make test runs it) unless
+// the setup asks for a file, with the setup's dynamic config values.
+func startServer(ctx context.Context, bin, dir string, st setup) (*exec.Cmd, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, "", err
 	}
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless",
 		"--log-level", "error"}
+	if st.dbFile {
+		args = append(args, "--db-filename", filepath.Join(dir, "temporal.db"))
+	}
 	for _, a := range workflows.SearchAttributes() {
 		args = append(args, "--search-attribute", a)
+	}
+	for _, kv := range st.dc {
+		args = append(args, "--dynamic-config-value", kv)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
@@ -150,17 +189,18 @@ func startServer(ctx context.Context, bin, dir string) (*exec.Cmd, string, error
 }
 
 // startWorkers builds the worker once per round and starts o.workers of
-// them. The embedded graph store is one file per process, so several
-// workers would each see part of a session: more than one needs Neo4j.
-func startWorkers(o options, dir, hostPort, modelURL string) ([]*exec.Cmd, error) {
+// them, each with a loopback pprof endpoint (returned) when profiling. The
+// embedded graph store is one file per process, so several workers would
+// each see part of a session: more than one needs Neo4j.
+func startWorkers(o options, st setup, dir, hostPort, modelURL string) ([]*exec.Cmd, []string, error) {
 	if o.workers > 1 && os.Getenv("LETHE_GRAPH_BACKEND") != "neo4j" {
-		return nil, errors.New("-workers > 1 needs a shared graph store: set LETHE_GRAPH_BACKEND=neo4j and its LETHE_GRAPH_* settings")
+		return nil, nil, errors.New("-workers > 1 needs a shared graph store: set LETHE_GRAPH_BACKEND=neo4j and its LETHE_GRAPH_* settings")
 	}
 	bin := filepath.Join(dir, "worker")
 	build := exec.Command("go", "build", "-o", bin, "./worker")
 	build.Dir, build.Stdout, build.Stderr = lethetest.Root(), os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build worker: %w", err)
+		return nil, nil, fmt.Errorf("build worker: %w", err)
 	}
 	p := lethetest.Params(modelURL, dir)
 	p["temporal.host_port"] = hostPort
@@ -169,21 +209,37 @@ func startWorkers(o options, dir, hostPort, modelURL string) ([]*exec.Cmd, error
 	p["llm.timeout"] = (3*o.latency + time.Minute).String()
 	p["temporal.activity_timeout"] = (3*o.latency + time.Minute).String()
 	p["temporal.heartbeat_timeout"] = "30s"
+	for k, v := range st.params {
+		p[k] = v
+	}
 	var out []*exec.Cmd
+	var pprofs []string
 	for i := 0; i < o.workers; i++ {
 		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)))
 		if err != nil {
-			return out, err
+			return out, nil, err
 		}
-		cmd := exec.Command(bin, "-log-level", "warn")
-		cmd.Env = append(lethetest.Env(p), os.Environ()...)
+		args := []string{"-log-level", "warn"}
+		if o.profile > 0 {
+			port, err := freePort()
+			if err != nil {
+				return out, nil, err
+			}
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			args = append(args, "-pprof", addr)
+			pprofs = append(pprofs, addr)
+		}
+		cmd := exec.Command(bin, args...)
+		// The setup's parameters come last and win over the caller's
+		// LETHE_* environment (os/exec keeps the last of duplicate keys).
+		cmd.Env = append(os.Environ(), lethetest.Env(p)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		if err := cmd.Start(); err != nil {
-			return out, fmt.Errorf("start worker: %w", err)
+			return out, nil, fmt.Errorf("start worker: %w", err)
 		}
 		out = append(out, cmd)
 	}
-	return out, nil
+	return out, pprofs, nil
 }
 
 func dialRetry(ctx context.Context, hostPort string) (client.Client, error) {
