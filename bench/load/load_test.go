@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,71 @@ func TestSummarize(t *testing.T) {
 	}
 	if svg := renderChart(options{latency: time.Second}, []row{r}); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "polyline") {
 		t.Errorf("chart:\n%s", svg)
+	}
+}
+
+func TestSetups(t *testing.T) {
+	o, err := parseFlags([]string{"-set", "temporal.activity_task_pollers=4", "-dc", "limit.x=1",
+		"-setup", "a:", "-setup", "b:temporal.max_concurrent_llm=3,dc.matching.numTaskqueueReadPartitions=1,db=file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.setups) != 2 || o.setups[0].name != "a" || o.setups[1].name != "b" {
+		t.Fatalf("setups %+v", o.setups)
+	}
+	a, b := o.setups[0].merged(o.base), o.setups[1].merged(o.base)
+	if a.params["temporal.llm_queue"] != "lethe-llm" || a.params["temporal.max_concurrent_llm"] != "1000" {
+		t.Errorf("a lacks the hosted-model wiring: %v", a.params)
+	}
+	if a.params["temporal.activity_task_pollers"] != "4" || a.dbFile || len(a.dc) != 1 {
+		t.Errorf("a = %+v", a)
+	}
+	if b.params["temporal.max_concurrent_llm"] != "3" || !b.dbFile ||
+		!slices.Equal(b.dc, []string{"limit.x=1", "matching.numTaskqueueReadPartitions=1"}) {
+		t.Errorf("b = %+v", b)
+	}
+	// A setup with an empty value clears a hosted-model key (the repo default).
+	o, _ = parseFlags([]string{"-setup", "local:temporal.llm_queue=,temporal.max_concurrent_llm=1"})
+	if l := o.setups[0].merged(o.base); l.params["temporal.llm_queue"] != "" {
+		t.Errorf("local = %+v", l)
+	}
+	if o, _ := parseFlags(nil); len(o.setups) != 1 || o.setups[0].name != "default" {
+		t.Errorf("no -setup: %+v", o.setups)
+	}
+	for _, bad := range [][]string{{"-setup", ":a=b"}, {"-setup", "x:novalue"}, {"-set", "=1"}, {"-setup", "x:db=disk"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q) accepted", bad)
+		}
+	}
+}
+
+func TestPerfTop(t *testing.T) {
+	report := `# To display the perf.data header info, please use --header/--header-only options.
+#
+# Children      Self  Symbol
+# ........  ........  ......
+#
+    89.95%     0.00%  [.] runtime.goexit.abi0
+    56.43%     0.05%  [.] google.golang.org/grpc.(*Server).handleStream
+     8.87%     0.00%  [.] modernc.org/sqlite/lib._sqlite3LockAndPrepare
+
+`
+	got := perfTop(report, 2)
+	want := "  89.95%    0.00%  runtime.goexit.abi0\n  56.43%    0.05%  google.golang.org/grpc.(*Server).handleStream\n"
+	if got != want {
+		t.Errorf("perfTop =\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestSumCounter(t *testing.T) {
+	text := `# TYPE persistence_requests counter
+persistence_requests{namespace="default",operation="CreateTaskQueue",service_name="matching"} 3
+persistence_requests{namespace="default",operation="UpdateWorkflowExecution",service_name="history"} 1.5e+03
+persistence_requests_other{a="b"} 100
+persistence_latency_count{operation="x"} 7
+persistence_requests 2
+`
+	if got := sumCounter(text, "persistence_requests"); got != 1505 {
+		t.Errorf("sumCounter = %v, want 1505", got)
 	}
 }

@@ -16,14 +16,18 @@ type row struct {
 	p50, p99             time.Duration
 	serverCPU, workerCPU float64 // percent of one core over the round
 	benchCPU             float64 // this process: scripted model and client
+	serverMS             float64 // server CPU time per session, ms
+	persistOps           float64 // server persistence operations per session
 	workerRSSMiB         float64
 	events, kib          float64 // per session, mean
 	firstErr             string
+	parts                parts // medians over sessions, per iteration
 }
 
 func summarize(n int, latency, makespan time.Duration, sessions []session, before, after []usage) row {
 	r := row{n: n, latency: latency, makespan: makespan}
 	var over []time.Duration
+	var ps [5][]time.Duration
 	done := 0
 	for _, s := range sessions {
 		if s.err != nil {
@@ -35,6 +39,9 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 		}
 		done++
 		over = append(over, s.overhead())
+		for i, d := range s.parts.list() {
+			ps[i] = append(ps[i], d/time.Duration(max(1, s.iterations)))
+		}
 		r.events += float64(s.events)
 		r.kib += float64(s.bytes) / 1024
 	}
@@ -43,6 +50,7 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 		r.kib /= float64(done)
 	}
 	r.p50, r.p99 = percentile(over, 50), percentile(over, 99)
+	r.parts = parts{percentile(ps[0], 50), percentile(ps[1], 50), percentile(ps[2], 50), percentile(ps[3], 50), percentile(ps[4], 50)}
 	r.perHour = float64(done) / makespan.Hours()
 	secs := makespan.Seconds() * userHZ / 100 // ticks per percent of one core
 	r.serverCPU = float64(after[0].ticks-before[0].ticks) / secs
@@ -62,9 +70,9 @@ func (r row) ratio() float64 {
 }
 
 func (r row) line() string {
-	s := fmt.Sprintf("%s n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%%, worker CPU %.0f%%, bench CPU %.0f%%",
+	s := fmt.Sprintf("%s n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%% (%.0f ms/session, %.0f DB ops/session), worker CPU %.0f%%, bench CPU %.0f%%",
 		r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-		100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU)
+		100*r.ratio(), r.serverCPU, r.serverMS, r.persistOps, r.workerCPU, r.benchCPU)
 	if r.firstErr != "" {
 		s += "; first failure: " + r.firstErr
 	}
@@ -74,14 +82,23 @@ func (r row) line() string {
 func renderTable(o options, rows []row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scripted model at %s per call, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n", o.latency, o.workers)
-	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session | server CPU/session | DB ops/session |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f | %.0f ms | %.0f |\n",
 			r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib)
+			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.serverMS, r.persistOps)
 	}
-	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling); bench CPU is this process (scripted model and client). Failed sessions count in neither overhead nor sessions/h.\n")
+	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot.\n\n")
+	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %d", r.setup, r.n)
+		for _, d := range r.parts.list() {
+			fmt.Fprintf(&b, " | %s", d.Round(time.Millisecond))
+		}
+		b.WriteString(" |\n")
+	}
+	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling); bench CPU is this process (scripted model and client). Server CPU/session and DB ops/session (the server's persistence_requests) are costs per session that a loaded machine inflates little, unlike times. Failed sessions count in neither overhead nor sessions/h.\n")
 	return b.String()
 }
 

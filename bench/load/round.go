@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
@@ -31,6 +32,7 @@ type session struct {
 	iterations int
 	events     int
 	bytes      int
+	parts      parts
 }
 
 // overhead is the time per iteration outside model calls.
@@ -57,7 +59,7 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	}
 	model := llmtest.NewServer(script)
 	defer model.Close()
-	srv, hostPort, err := startServer(ctx, o.temporal, dir, st)
+	srv, hostPort, metricsURL, err := startServer(ctx, o.temporal, dir, st)
 	if err != nil {
 		return row{}, err
 	}
@@ -78,11 +80,19 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	defer c.Close()
 	procs := append([]*exec.Cmd{srv}, workers...)
 	before, self0 := sample(procs), readUsage(os.Getpid())
+	ops0, err := scrapeCounter(ctx, metricsURL, persistenceCounter)
+	if err != nil {
+		return row{}, err
+	}
 	prof := startProfiles(ctx, o, st, n, srv, pprofs)
 	t0 := time.Now()
 	sessions := runSessions(ctx, c, o, n)
 	makespan := time.Since(t0)
 	after, self1 := sample(procs), readUsage(os.Getpid())
+	ops1, err := scrapeCounter(ctx, metricsURL, persistenceCounter)
+	if err != nil {
+		return row{}, err
+	}
 	prof.wait()
 	// Histories are read after the round, so that reading them does not
 	// load the server while sessions run.
@@ -90,6 +100,8 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	r := summarize(n, o.latency, makespan, sessions, before, after)
 	r.setup = st.name
 	r.benchCPU = float64(self1.ticks-self0.ticks) / (makespan.Seconds() * userHZ / 100)
+	r.persistOps = (ops1 - ops0) / float64(n)
+	r.serverMS = float64(after[0].ticks-before[0].ticks) * 1000 / userHZ / float64(n)
 	return r, nil
 }
 
@@ -144,33 +156,37 @@ func readHistories(ctx context.Context, c client.Client, sessions []session) {
 
 func readHistory(ctx context.Context, c client.Client, s *session) {
 	it := c.GetWorkflowHistory(ctx, s.id, s.runID, false, 0)
-	var first, last time.Time
+	var evs []*historypb.HistoryEvent
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
 			s.err = fmt.Errorf("history %s: %w", s.id, err)
 			return
 		}
-		if first.IsZero() {
-			first = e.GetEventTime().AsTime()
-		}
-		last = e.GetEventTime().AsTime()
-		s.events++
+		evs = append(evs, e)
 		s.bytes += proto.Size(e)
 	}
-	s.wall = last.Sub(first)
+	s.events = len(evs)
+	if len(evs) > 0 {
+		s.wall = evs[len(evs)-1].GetEventTime().AsTime().Sub(evs[0].GetEventTime().AsTime())
+	}
+	s.parts = breakdown(evs)
 }
 
 // startServer starts a dev server with the session search attributes on a
 // free loopback port, its database in memory (as make test runs it) unless
 // the setup asks for a file, with the setup's dynamic config values.
-func startServer(ctx context.Context, bin, dir string, st setup) (*exec.Cmd, string, error) {
+func startServer(ctx context.Context, bin, dir string, st setup) (cmd *exec.Cmd, hostPort, metrics string, err error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
+	}
+	mport, err := freePort()
+	if err != nil {
+		return nil, "", "", err
 	}
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless",
-		"--log-level", "error"}
+		"--log-level", "error", "--metrics-port", strconv.Itoa(mport)}
 	if st.dbFile {
 		args = append(args, "--db-filename", filepath.Join(dir, "temporal.db"))
 	}
@@ -180,12 +196,12 @@ func startServer(ctx context.Context, bin, dir string, st setup) (*exec.Cmd, str
 	for _, kv := range st.dc {
 		args = append(args, "--dynamic-config-value", kv)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd = exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, "", fmt.Errorf("start dev server: %w", err)
+		return nil, "", "", fmt.Errorf("start dev server: %w", err)
 	}
-	return cmd, fmt.Sprintf("127.0.0.1:%d", port), nil
+	return cmd, fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d/metrics", mport), nil
 }
 
 // startWorkers builds the worker once per round and starts o.workers of
