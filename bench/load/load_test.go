@@ -98,7 +98,7 @@ func TestSetups(t *testing.T) {
 	if a.params["temporal.llm_queue"] != "lethe-llm" || a.params["temporal.max_concurrent_llm"] != "1000" {
 		t.Errorf("a lacks the hosted-model wiring: %v", a.params)
 	}
-	if a.params["temporal.activity_task_pollers"] != "4" || a.dbFile || len(a.dc) != 1 {
+	if a.params["temporal.activity_task_pollers"] != "4" || a.dbFile || !slices.Equal(a.dc, []string{"limit.x=1"}) {
 		t.Errorf("a = %+v", a)
 	}
 	if b.params["temporal.max_concurrent_llm"] != "3" || !b.dbFile ||
@@ -146,7 +146,12 @@ persistence_requests_other{a="b"} 100
 persistence_latency_count{operation="x"} 7
 persistence_requests 2
 `
-	if got := sumCounter(text, "persistence_requests"); got != 1505 {
-		t.Errorf("sumCounter = %v, want 1505", got)
+	got := sumCounter(text, "persistence_requests")
+	if got[""] != 1505 || got["UpdateWorkflowExecution"] != 1500 || got["(none)"] != 2 || len(got) != 4 {
+		t.Errorf("sumCounter = %v", got)
+	}
+	if tab := opsTable(map[string]float64{"": 5, "CreateTaskQueue": 3}, got, 10); !strings.HasPrefix(tab,
+		"persistence operations per session (10 sessions)\n   150.0  UpdateWorkflowExecution\n     0.2  (none)\n") || strings.Contains(tab, "CreateTaskQueue") {
+		t.Errorf("opsTable:\n%s", tab)
 	}
 }

@@ -164,6 +164,7 @@ func (s setup) merged(base setup) setup {
 			out.params[k] = v
 		}
 	}
+	// The dev server applies the last value of a repeated key.
 	out.dc = append(append(out.dc, base.dc...), s.dc...)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,29 +16,31 @@ import (
 // that, unlike CPU time, a loaded machine does not inflate.
 const persistenceCounter = "persistence_requests"
 
-// scrapeCounter sums every series of a Prometheus counter at url.
-func scrapeCounter(ctx context.Context, url, name string) (float64, error) {
+// scrapeCounter reads a Prometheus counter at url: its series summed by
+// their operation label (the whole sum under "").
+func scrapeCounter(ctx context.Context, url, name string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("scrape %s: %w", url, err)
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("scrape %s: %w", url, err)
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
 	}
 	return sumCounter(string(b), name), nil
 }
 
-// sumCounter adds the values of name's series in a text exposition.
-func sumCounter(text, name string) float64 {
-	var sum float64
+// sumCounter adds the values of name's series in a text exposition, by
+// the series' operation label and in total (key "").
+func sumCounter(text, name string) map[string]float64 {
+	sums := map[string]float64{}
 	for _, line := range strings.Split(text, "\n") {
 		rest, ok := strings.CutPrefix(line, name)
 		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
@@ -45,8 +48,42 @@ func sumCounter(text, name string) float64 {
 		}
 		f := strings.Fields(line)
 		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum += v
+			sums[""] += v
+			sums[label(rest, "operation")] += v
 		}
 	}
-	return sum
+	return sums
+}
+
+// label is the value of key in a series' {k="v",...} label set.
+func label(series, key string) string {
+	_, after, ok := strings.Cut(series, key+`="`)
+	if !ok {
+		return "(none)"
+	}
+	v, _, _ := strings.Cut(after, `"`)
+	return v
+}
+
+// opsTable lists the operations of after - before, most first, per session.
+func opsTable(before, after map[string]float64, n int) string {
+	type op struct {
+		name string
+		per  float64
+	}
+	var ops []op
+	for k, v := range after {
+		if k != "" && v > before[k] {
+			ops = append(ops, op{k, (v - before[k]) / float64(n)})
+		}
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		return ops[i].per > ops[j].per || ops[i].per == ops[j].per && ops[i].name < ops[j].name
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "persistence operations per session (%d sessions)\n", n)
+	for _, o := range ops {
+		fmt.Fprintf(&b, "%8.1f  %s\n", o.per, o.name)
+	}
+	return b.String()
 }
