@@ -340,6 +340,7 @@ type Temporal struct {
 	MaxConcurrentWorkflowTasks int           `mapstructure:"max_concurrent_workflow_tasks" json:"max_concurrent_workflow_tasks"`
 	WorkflowTaskPollers        int           `mapstructure:"workflow_task_pollers" json:"workflow_task_pollers"`
 	ActivityTaskPollers        int           `mapstructure:"activity_task_pollers" json:"activity_task_pollers"`
+	GRPCGzip                   bool          `mapstructure:"grpc_gzip" json:"grpc_gzip"`
 }
 
 // QueueLLM is the task queue of LLM activities.

@@ -257,6 +257,7 @@ var params = []Param{
 	// lane load (docs/scaling.md): poller counts per worker and queue
 	p("temporal.workflow_task_pollers", Int, 2, 1, 100, "long polls a worker keeps open for workflow tasks (the SDK's default 2)"),
 	p("temporal.activity_task_pollers", Int, 2, 1, 100, "long polls a worker keeps open for activity tasks on each queue (the SDK's default 2)"),
+	p("temporal.grpc_gzip", Bool, true, 0, 0, "gzip the worker's gRPC requests to Temporal (the SDK's default); off saves worker and server CPU where the link is fast (docs/scaling.md)"),
 
 	// control and telemetry
 	p("control.max_extend_iterations", Int, 1000, 1, 100000, "largest extension one extend request may grant"),

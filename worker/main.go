@@ -73,6 +73,7 @@ func run(file, level, queueFlag string) error {
 	c, err := client.Dial(client.Options{
 		HostPort: cfg.Temporal.HostPort, Namespace: cfg.Temporal.Namespace,
 		Logger: logging.Temporal(z), MetricsHandler: metrics.Handler,
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression(cfg.Temporal.GRPCGzip)},
 	})
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.Temporal.HostPort, err)
@@ -114,4 +115,14 @@ func runAll(ws []worker.Worker) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// compression is the worker's gRPC request compression: gzip (the SDK's
+// default) costs CPU on both ends of every poll and completion, which a
+// fast link does not pay back (docs/scaling.md).
+func compression(gzip bool) client.GrpcCompression {
+	if gzip {
+		return &client.GrpcCompressionGzip{}
+	}
+	return &client.GrpcCompressionNone{}
 }

@@ -126,7 +126,7 @@ func TestPerfTop(t *testing.T) {
 # Children      Self  Symbol
 # ........  ........  ......
 #
-    89.95%     0.00%  [.] runtime.goexit.abi0
+    89.95%     0.00%  [.] runtime.goexit.abi0                       -      -
     56.43%     0.05%  [.] google.golang.org/grpc.(*Server).handleStream
      8.87%     0.00%  [.] modernc.org/sqlite/lib._sqlite3LockAndPrepare
 

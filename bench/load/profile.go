@@ -122,7 +122,11 @@ func perfTop(report string, k int) string {
 		if len(f) < 4 || !strings.HasSuffix(f[0], "%") || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		fmt.Fprintf(&b, "%8s %8s  %s\n", f[0], f[1], strings.Join(f[3:], " "))
+		sym := f[3:]
+		for len(sym) > 1 && sym[len(sym)-1] == "-" { // perf's empty trailing columns
+			sym = sym[:len(sym)-1]
+		}
+		fmt.Fprintf(&b, "%8s %8s  %s\n", f[0], f[1], strings.Join(sym, " "))
 		n++
 	}
 	return b.String()
