@@ -147,6 +147,9 @@ persistence_latency_count{operation="x"} 7
 persistence_requests 2
 `
 	got := sumCounter(text, "persistence_requests")
+	if tr := transitions(got); tr != 1500 {
+		t.Errorf("transitions = %v, want 1500", tr)
+	}
 	if got[""] != 1505 || got["UpdateWorkflowExecution"] != 1500 || got["(none)"] != 2 || len(got) != 4 {
 		t.Errorf("sumCounter = %v", got)
 	}

@@ -87,3 +87,11 @@ func opsTable(before, after map[string]float64, n int) string {
 	}
 	return b.String()
 }
+
+// transitions counts the writes of workflow state (one per state
+// transition the history service commits): unlike the other operations,
+// which include the server's polling and refreshes over time, they depend
+// on the sessions alone.
+func transitions(ops map[string]float64) float64 {
+	return ops["CreateWorkflowExecution"] + ops["UpdateWorkflowExecution"]
+}

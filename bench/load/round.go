@@ -101,6 +101,7 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	r.setup = st.name
 	r.benchCPU = float64(self1.ticks-self0.ticks) / (makespan.Seconds() * userHZ / 100)
 	r.persistOps = (ops1[""] - ops0[""]) / float64(n)
+	r.transitions = (transitions(ops1) - transitions(ops0)) / float64(n)
 	if err := os.WriteFile(filepath.Join(o.out, fmt.Sprintf("%s-n%d-dbops.txt", st.name, n)), []byte(opsTable(ops0, ops1, n)), 0o644); err != nil {
 		return row{}, fmt.Errorf("write DB operations: %w", err)
 	}
