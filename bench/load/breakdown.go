@@ -17,6 +17,7 @@ type parts struct {
 	wftWait, wftRun time.Duration
 	actWait, actRun time.Duration // activities other than model calls
 	llmWait         time.Duration // model calls waiting for a worker slot
+	stickyTimeouts  int           // workflow tasks whose sticky worker did not poll in time
 }
 
 // modelActivities call the chat model; their run time is model time.
@@ -39,7 +40,17 @@ func breakdown(evs []*historypb.HistoryEvent) parts {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
 			p.wftWait += t.Sub(at[e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId()])
-		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+			a := e.GetWorkflowTaskTimedOutEventAttributes()
+			if a.GetTimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+				// Never started: a sticky queue's worker did not poll in
+				// time, and the task goes back to the normal queue.
+				p.wftWait += t.Sub(at[a.GetScheduledEventId()])
+				p.stickyTimeouts++
+			} else {
+				p.wftRun += t.Sub(at[a.GetStartedEventId()])
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
 			p.wftRun += t.Sub(at[wftStarted(e)])
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			model[e.GetEventId()] = modelActivities[e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()]
@@ -61,12 +72,8 @@ func breakdown(evs []*historypb.HistoryEvent) parts {
 }
 
 func wftStarted(e *historypb.HistoryEvent) int64 {
-	switch e.GetEventType() {
-	case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+	if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
 		return e.GetWorkflowTaskCompletedEventAttributes().GetStartedEventId()
-	case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-		return e.GetWorkflowTaskFailedEventAttributes().GetStartedEventId()
-	default:
-		return e.GetWorkflowTaskTimedOutEventAttributes().GetStartedEventId()
 	}
+	return e.GetWorkflowTaskFailedEventAttributes().GetStartedEventId()
 }

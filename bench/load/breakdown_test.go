@@ -49,9 +49,15 @@ func TestBreakdown(t *testing.T) {
 		ev(8, 140, enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED, started(6)),
 		ev(9, 65, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, completed(5, 7)),
 		ev(10, 1140, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, completed(6, 8)),
+		ev(11, 1140, enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, nil),
+		// A sticky schedule-to-start timeout has no started event.
+		ev(12, 6140, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT, func(e *historypb.HistoryEvent) {
+			e.Attributes = &historypb.HistoryEvent_WorkflowTaskTimedOutEventAttributes{WorkflowTaskTimedOutEventAttributes: &historypb.WorkflowTaskTimedOutEventAttributes{
+				ScheduledEventId: 11, TimeoutType: enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START}}
+		}),
 	}
 	got := breakdown(evs)
-	want := parts{wftWait: 30 * time.Millisecond, wftRun: 10 * time.Millisecond, actWait: 5 * time.Millisecond,
+	want := parts{wftWait: 5030 * time.Millisecond, stickyTimeouts: 1, wftRun: 10 * time.Millisecond, actWait: 5 * time.Millisecond,
 		actRun: 20 * time.Millisecond, llmWait: 100 * time.Millisecond}
 	if got != want {
 		t.Errorf("breakdown = %+v, want %+v", got, want)

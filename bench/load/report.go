@@ -29,7 +29,7 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 	r := row{n: n, latency: latency, makespan: makespan}
 	var over []time.Duration
 	var ps [5][]time.Duration
-	done := 0
+	done, sticky := 0, 0
 	for _, s := range sessions {
 		if s.err != nil {
 			r.failed++
@@ -40,6 +40,7 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 		}
 		done++
 		over = append(over, s.overhead())
+		sticky += s.parts.stickyTimeouts
 		for i, d := range s.parts.list() {
 			ps[i] = append(ps[i], d/time.Duration(max(1, s.iterations)))
 		}
@@ -51,7 +52,8 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 		r.kib /= float64(done)
 	}
 	r.p50, r.p99 = percentile(over, 50), percentile(over, 99)
-	r.parts = parts{percentile(ps[0], 50), percentile(ps[1], 50), percentile(ps[2], 50), percentile(ps[3], 50), percentile(ps[4], 50)}
+	r.parts = parts{wftWait: percentile(ps[0], 50), wftRun: percentile(ps[1], 50), actWait: percentile(ps[2], 50),
+		actRun: percentile(ps[3], 50), llmWait: percentile(ps[4], 50), stickyTimeouts: sticky}
 	r.perHour = float64(done) / makespan.Hours()
 	secs := makespan.Seconds() * userHZ / 100 // ticks per percent of one core
 	r.serverCPU = float64(after[0].ticks-before[0].ticks) / secs
@@ -90,14 +92,14 @@ func renderTable(o options, rows []row) string {
 			r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
 			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.serverMS, r.persistOps, r.transitions)
 	}
-	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot.\n\n")
-	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot; sticky timeouts: workflow tasks (all sessions) that waited out the sticky queue's schedule-to-start timeout and went back to the normal queue.\n\n")
+	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait | sticky timeouts |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %d", r.setup, r.n)
 		for _, d := range r.parts.list() {
 			fmt.Fprintf(&b, " | %s", d.Round(time.Millisecond))
 		}
-		b.WriteString(" |\n")
+		fmt.Fprintf(&b, " | %d |\n", r.parts.stickyTimeouts)
 	}
 	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling); bench CPU is this process (scripted model and client). Server CPU/session, DB ops/session (the server's persistence_requests, which include its polling over time) and transitions/session (its workflow state writes, which depend on the sessions alone) are costs per session that a loaded machine inflates less than times. Failed sessions count in neither overhead nor sessions/h.\n")
 	return b.String()
