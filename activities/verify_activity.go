@@ -28,12 +28,15 @@ Answer with JSON only: {"verdicts":[{"i":<item number>,"supported":true|false,"q
 // (normalised): a shorter span ("the cell") occurs in almost any source.
 const verifyMinQuote = 12
 
-// VerifyCitations judges one batch of cited pairs: it loads the evidence
-// text of each cited source, asks the model whether the passages nearest
-// the sentence support it, and accepts a "supported" only when the quote
-// the model gives occurs in that source's stored evidence. An answer that
-// cannot be read gets one repair call; a batch still unread is Unchecked.
-// The verdicts are stored, so a retry after a crash does not ask again.
+// VerifyCitations judges one batch of cited pairs. It loads the evidence
+// text of each cited source; a sentence that source contains (or whose
+// quoted span it contains) is supported by containment, without a model
+// call. The model judges only the rest, the sentences it wrote itself:
+// it sees the passages of the source nearest the sentence, and a
+// "supported" counts only when the quote it gives occurs in that source's
+// stored evidence. An answer that cannot be read gets one repair call; a
+// batch still unread is Unchecked. The verdicts are stored, so a retry
+// after a crash does not ask again.
 func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (VerifyResult, error) {
 	key := verifyKey(in)
 	var res VerifyResult
@@ -44,29 +47,69 @@ func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (Verif
 	if err != nil {
 		return VerifyResult{}, err
 	}
+	contained, rest := SplitByContainment(in.Items, sources)
+	var judged []VerifyVerdict
+	if len(rest) > 0 {
+		if judged, err = a.judgeByModel(ctx, in, rest, sources, &res); err != nil {
+			return VerifyResult{}, err
+		}
+	}
+	res.Verdicts = mergeVerdicts(in.Items, contained, judged)
+	logger(ctx, in.SessionID).Info("citation batch verified", "batch", in.Batch,
+		"by_containment", len(contained), "by_model", len(rest))
+	return res, putBlob(ctx, a.Store, in.SessionID, key, res)
+}
+
+// judgeByModel asks the model about the items (one repair call for an
+// unreadable answer) and returns their verdicts, marked ViaModel.
+func (a *Activities) judgeByModel(ctx context.Context, in VerifyInput, items []VerifyItem, sources map[string][]string, res *VerifyResult) ([]VerifyVerdict, error) {
 	chars := orDefault(in.SourceChars, config.Defaults().Assembly.VerifySourceChars)
-	user := verifyPrompt(in.Items, sources, chars)
+	user := verifyPrompt(items, sources, chars)
 	req := llm.ChatRequest{System: verifySystem, User: user, MaxTokens: orDefault(in.MaxTokens, config.Defaults().LLM.ComposeTokens), NoThink: true}
 	if in.Schema {
 		req.Schema, req.SchemaName, req.SchemaStrict = verdictSchema, "citation_verdicts", !in.SchemaLoose
 	}
-	text, err := a.verifyCall(ctx, in, req, &res)
+	text, err := a.verifyCall(ctx, in, req, res)
 	if err != nil {
-		return VerifyResult{}, err
+		return nil, err
 	}
-	verdicts, perr := ParseVerdicts(text, in.Items, sources)
+	verdicts, perr := ParseVerdicts(text, items, sources)
 	if perr != nil {
 		res.RepairCalls++
 		req.User = fmt.Sprintf("%s\n\nYour previous answer:\n%s\n\nIt could not be used: %v. Answer again with JSON only, one verdict per item.", user, truncate(text, 2000), perr)
-		if text, err = a.verifyCall(ctx, in, req, &res); err != nil {
-			return VerifyResult{}, err
+		if text, err = a.verifyCall(ctx, in, req, res); err != nil {
+			return nil, err
 		}
-		if verdicts, perr = ParseVerdicts(text, in.Items, sources); perr != nil {
+		if verdicts, perr = ParseVerdicts(text, items, sources); perr != nil {
 			logger(ctx, in.SessionID).Warn("citation verdicts unreadable after a repair; batch unchecked", "batch", in.Batch, "error", perr)
 		}
 	}
-	res.Verdicts = verdicts
-	return res, putBlob(ctx, a.Store, in.SessionID, key, res)
+	for k := range verdicts {
+		if verdicts[k].Status != contract.Unchecked {
+			verdicts[k].Via = contract.ViaModel
+		}
+	}
+	return verdicts, nil
+}
+
+// mergeVerdicts is one verdict per item, in item order, from the two
+// routes; an item neither gave a verdict for is Unchecked.
+func mergeVerdicts(items []VerifyItem, routes ...[]VerifyVerdict) []VerifyVerdict {
+	byI := map[int]VerifyVerdict{}
+	for _, vs := range routes {
+		for _, v := range vs {
+			byI[v.I] = v
+		}
+	}
+	out := make([]VerifyVerdict, len(items))
+	for k, it := range items {
+		v, ok := byI[it.I]
+		if !ok {
+			v = VerifyVerdict{I: it.I, Status: contract.Unchecked}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // verifyCall is one no-think call; an outage or a shutdown is returned as
@@ -89,7 +132,7 @@ func (a *Activities) verifyCall(ctx context.Context, in VerifyInput, req llm.Cha
 	m := activity.GetMetricsHandler(ctx)
 	m.Timer("lethe_llm_latency").Record(r.Latency)
 	m.Counter("lethe_llm_calls_total").Inc(1)
-	logger(ctx, in.SessionID).Info("citations judged", "batch", in.Batch, "items", len(in.Items),
+	logger(ctx, in.SessionID).Info("citations judged", "batch", in.Batch,
 		"prompt_tokens", r.Usage.PromptTokens, "completion_tokens", r.Usage.CompletionTokens, "latency_ms", r.Latency.Milliseconds())
 	return r.Content, nil
 }

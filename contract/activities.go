@@ -375,6 +375,10 @@ type VerifyVerdict struct {
 	I      int    `json:"i"`
 	Status string `json:"status"`
 	Quote  string `json:"quote,omitempty"`
+	// Via is how a judged verdict was reached: ViaContainment (the
+	// sentence or its quoted span is in the source; no model call) or
+	// ViaModel. Empty in verdicts recorded before containment existed.
+	Via string `json:"via,omitempty"`
 }
 
 // VerifyResult is a batch's verdicts, one per item, with the calls' accounting.

@@ -295,6 +295,12 @@ const (
 	Unchecked   = "unchecked" // the model gave no usable verdict: the citation stays, uncounted
 )
 
+// Verdict routes: how a judged verdict was reached (VerifyVerdict.Via).
+const (
+	ViaContainment = "containment" // the sentence, or its quoted span, is in the source's evidence
+	ViaModel       = "model"       // the model judged it (an abstractive sentence)
+)
+
 // CitationCounts is the audit of a verified report.
 type CitationCounts struct {
 	Pairs       int `json:"pairs"`       // cited (sentence, source) pairs
@@ -302,6 +308,11 @@ type CitationCounts struct {
 	Unsupported int `json:"unsupported"` // judged unsupported: the citation was removed
 	Unchecked   int `json:"unchecked"`   // no usable verdict: the citation stays
 	Marked      int `json:"marked"`      // sentences that lost every citation and carry UnverifiedMarker
+	// Of Supported: proved by containment without a model call, and
+	// judged by the model (docs/citations.md). The footer's form does not
+	// change; the result and the log carry the split.
+	Contained      int `json:"contained,omitempty"`
+	ModelSupported int `json:"model_supported,omitempty"`
 }
 
 // Precision is supported / judged pairs (judged = supported + unsupported),

@@ -195,11 +195,15 @@ type SessionResult struct {
 	// CitationPrecision is the share of the judged (sentence, source)
 	// pairs of the report that their source supports (docs/citations.md);
 	// absent when none was judged (verification off, or no verdict).
-	CitationPrecision    *float64 `json:"citation_precision,omitempty"`
-	CitationsSupported   int      `json:"citations_supported,omitempty"`
-	CitationsUnsupported int      `json:"citations_unsupported,omitempty"` // removed from the report
-	CitationsUnchecked   int      `json:"citations_unchecked,omitempty"`   // no usable verdict: left as written
-	SentencesMarked      int      `json:"sentences_marked,omitempty"`      // lost every citation: marked [unverified]
+	CitationPrecision  *float64 `json:"citation_precision,omitempty"`
+	CitationsSupported int      `json:"citations_supported,omitempty"`
+	// Of CitationsSupported: proved by containment in the source (no
+	// model call), and judged supported by the model.
+	CitationsContained   int `json:"citations_contained,omitempty"`
+	CitationsByModel     int `json:"citations_by_model,omitempty"`
+	CitationsUnsupported int `json:"citations_unsupported,omitempty"` // removed from the report
+	CitationsUnchecked   int `json:"citations_unchecked,omitempty"`   // no usable verdict: left as written
+	SentencesMarked      int `json:"sentences_marked,omitempty"`      // lost every citation: marked [unverified]
 	// ModelWaitedS is how long the session waited out model outages.
 	ModelWaitedS float64 `json:"model_waited_s,omitempty"`
 	// Error says why the report is not what the session meant to write

@@ -226,7 +226,7 @@ func (c *Corpus) update(ctx context.Context, root *os.Root, files []fileStat) (e
 		}
 	}
 	if len(gone) > 0 {
-		if err := c.ix.idx.Batch(b); err != nil {
+		if err := c.ix.writeBatch(ctx, b, len(todo) == 0); err != nil {
 			return 0, 0, fmt.Errorf("research: corpus index remove: %w", err)
 		}
 		for _, rel := range gone {
@@ -236,7 +236,7 @@ func (c *Corpus) update(ctx context.Context, root *os.Root, files []fileStat) (e
 	changed = len(gone)
 	for g := 0; g < len(todo); g += updateGroup {
 		group := todo[g:min(g+updateGroup, len(todo))]
-		n, err := c.updateGroup(ctx, root, group)
+		n, err := c.updateGroup(ctx, root, group, g+updateGroup >= len(todo))
 		if err != nil {
 			return extracted, changed, err
 		}
@@ -253,8 +253,9 @@ type extractedFile struct {
 }
 
 // updateGroup extracts files in parallel and writes their entries in one
-// batch; it returns how many files' passages changed.
-func (c *Corpus) updateGroup(ctx context.Context, root *os.Root, files []fileStat) (int, error) {
+// batch (durable: the last of an update, waited for on disk); it returns
+// how many files' passages changed.
+func (c *Corpus) updateGroup(ctx context.Context, root *os.Root, files []fileStat, durable bool) (int, error) {
 	out := make([]extractedFile, len(files))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -300,7 +301,7 @@ feed:
 		}
 		changed++
 	}
-	if err := c.ix.idx.Batch(b); err != nil {
+	if err := c.ix.writeBatch(ctx, b, durable); err != nil {
 		return 0, fmt.Errorf("research: corpus index write: %w", err)
 	}
 	for _, e := range out {

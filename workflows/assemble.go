@@ -71,6 +71,7 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 		res.CitationPrecision = v.counts.Precision()
 		res.CitationsSupported, res.CitationsUnsupported = v.counts.Supported, v.counts.Unsupported
 		res.CitationsUnchecked, res.SentencesMarked = v.counts.Unchecked, v.counts.Marked
+		res.CitationsContained, res.CitationsByModel = v.counts.Contained, v.counts.ModelSupported
 	}
 	res.StopReason = s.stop
 	res.Citations = len(cited)

@@ -78,6 +78,7 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		return body, verified{}, err
 	}
 	unreached := 0
+	via := map[int]string{}
 	for i, r := range results {
 		if errs[i] != nil {
 			s.log.Error("citation batch not verified; its citations stand unchecked", "batch", i+1, "error", errs[i])
@@ -86,10 +87,11 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		}
 		s.countVerify(r)
 		for _, v := range r.Verdicts {
-			status[v.I] = v.Status
+			status[v.I], via[v.I] = v.Status, v.Via
 		}
 	}
 	out, counts := contract.ApplyVerdicts(text, sents, status)
+	counts.Contained, counts.ModelSupported = splitSupported(len(pairs), status, via)
 	v := verified{counts: counts, cited: map[int]bool{}, footer: counts.Footer()}
 	if unreached > 0 {
 		v.footer += " The model could not be asked about some citations (see the worker log)."
@@ -101,8 +103,26 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		v.cited[n] = true
 	}
 	s.log.Info("citations verified", "pairs", counts.Pairs, "supported", counts.Supported, "unsupported", counts.Unsupported,
-		"unchecked", counts.Unchecked, "marked", counts.Marked, "batches", len(batches))
+		"unchecked", counts.Unchecked, "marked", counts.Marked, "by_containment", counts.Contained, "by_model", counts.ModelSupported,
+		"batches", len(batches))
 	return []string{out}, v, nil
+}
+
+// splitSupported counts the supported pairs by route: proved by
+// containment, or judged by the model (a verdict recorded before
+// containment existed has no route and was the model's).
+func splitSupported(pairs int, status, via map[int]string) (contained, model int) {
+	for i := 0; i < pairs; i++ { // by index: no map iteration in workflow code
+		if status[i] != contract.Supported {
+			continue
+		}
+		if via[i] == contract.ViaContainment {
+			contained++
+		} else {
+			model++
+		}
+	}
+	return contained, model
 }
 
 func (s *session) countVerify(r contract.VerifyResult) {

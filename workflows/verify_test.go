@@ -83,6 +83,10 @@ func TestVerifyRemovesWrongCitation(t *testing.T) {
 	if r.res.CitationsSupported != 3 || r.res.CitationsUnsupported != 2 || r.res.SentencesMarked != 1 || r.res.CitationsUnchecked != 0 {
 		t.Errorf("counts: supported %d unsupported %d marked %d unchecked %d", r.res.CitationsSupported, r.res.CitationsUnsupported, r.res.SentencesMarked, r.res.CitationsUnchecked)
 	}
+	// No sentence here is copied from its source: the model judged all.
+	if r.res.CitationsContained != 0 || r.res.CitationsByModel != 3 {
+		t.Errorf("routes: contained %d, by model %d; want 0, 3", r.res.CitationsContained, r.res.CitationsByModel)
+	}
 }
 
 // With the stage off, the same session keeps every citation as composed.

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -32,12 +33,34 @@ func main() {
 	queries := flag.Int("queries", 300, "queries timed")
 	cores := flag.Int("cores", 2, "GOMAXPROCS and extraction workers")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the build to this file")
 	flag.Parse()
 	runtime.GOMAXPROCS(*cores)
+	if *cpuprofile != "" {
+		stop, err := startProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "index:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	if err := run(*docs, *queries, *cores, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "index:", err)
 		os.Exit(1)
 	}
+}
+
+// startProfile writes a CPU profile until the returned stop is called.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func run(nDocs, nQueries, cores int, dir string) error {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 func TestSentences(t *testing.T) {
@@ -174,5 +176,33 @@ func TestRubricMatchesDocs(t *testing.T) {
 	quoted = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(quoted, "```"), "```"))
 	if quoted != Rubric {
 		t.Fatalf("docs/eval.md rubric:\n%s\n\ncode:\n%s", quoted, Rubric)
+	}
+}
+
+// The verified report's footer (contract.CitationCounts.Footer, written as
+// "_…_" after the sources, or after the body when no source is listed)
+// is not a sentence of the answer, and the [unverified] marker is not
+// part of a sentence's text.
+func TestSentencesSkipVerificationFooter(t *testing.T) {
+	footers := []contract.CitationCounts{
+		{Pairs: 3, Supported: 1, Unsupported: 2, Marked: 1, Contained: 1},
+		{Pairs: 2, Unchecked: 2},
+		{},
+	}
+	body := "# Goal\n\nJournald keeps the logs below /var/log/journal [1]. Systemd starts it at boot time [unverified].\n\n"
+	want := []Sentence{
+		{Text: "Journald keeps the logs below /var/log/journal.", Cites: []int{1}, Factual: true},
+		{Text: "Systemd starts it at boot time.", Factual: true},
+	}
+	for _, c := range footers {
+		foot := "_" + c.Footer() + " The model could not be asked about some citations (see the worker log)._\n\n_Session stopped: root_done._\n"
+		for _, report := range []string{
+			body + "## Sources\n\n[1] Debian Reference — file:///ch03\n\n" + foot,
+			body + foot, // no source listed
+		} {
+			if got := Sentences(report); !reflect.DeepEqual(got, want) {
+				t.Errorf("footer %q:\n got  %#v\n want %#v", c.Footer(), got, want)
+			}
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 // Sentence is one sentence of an answer with the source numbers it cites.
@@ -114,6 +116,8 @@ func sentence(p string) (Sentence, bool) {
 			cites = append(cites, n)
 		}
 	}
+	// The verifier's marker is not part of the claim (docs/citations.md).
+	p = strings.ReplaceAll(p, contract.UnverifiedMarker, "")
 	text := strings.Join(strings.Fields(citeRe.ReplaceAllString(p, "")), " ")
 	text = strings.TrimSpace(strings.ReplaceAll(text, " .", "."))
 	if text == "" {
