@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/graph/neo4j"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/llm/llmtest"
+)
+
+// errSkipped marks a backend that is not there to measure.
+var errSkipped = errors.New("backend not available")
+
+// openStore opens one backend; cleanup closes it (and removes a temporary
+// embedded file).
+func openStore(ctx context.Context, o options, backend string) (graph.Store, func(), error) {
+	switch backend {
+	case "embedded":
+		dir, tmp := o.dir, o.dir == ""
+		if tmp {
+			d, err := os.MkdirTemp("", "lethe-long-")
+			if err != nil {
+				return nil, nil, fmt.Errorf("embedded store directory: %w", err)
+			}
+			dir = d
+		}
+		s, err := embedded.Open(filepath.Join(dir, "graph.db"))
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() {
+			_ = s.Close()
+			if tmp {
+				_ = os.RemoveAll(dir)
+			}
+		}, nil
+	case "neo4j":
+		s, err := neo4j.Open(ctx, neo4j.Config{URI: o.neo4jURI, User: o.user, Password: o.password})
+		if errors.Is(err, neo4j.ErrUnreachable) || errors.Is(err, neo4j.ErrUnauthorized) {
+			return nil, nil, fmt.Errorf("%w: %v (start one with scripts/neo4j.sh start, or pass -neo4j)", errSkipped, err)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { _ = s.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("unknown backend %q", backend)
+}
+
+// runBackend grows one session through every size on one backend and
+// times its iterations at each.
+func runBackend(ctx context.Context, o options, backend string) ([]point, error) {
+	st, closeStore, err := openStore(ctx, o, backend)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore()
+	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: o.dim})
+	defer model.Close()
+	cfg := config.Defaults()
+	acts := &activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}
+	r := newRunner(acts, cfg)
+	s := &session{id: fmt.Sprintf("long-%s-%d", backend, time.Now().UnixNano()), gen: generator{seed: o.seed, dim: o.dim},
+		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
+	if !o.keep {
+		defer func() { _ = st.ResetSession(context.Background(), s.id) }()
+	}
+	if err := s.create(ctx, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", backend, err)
+	}
+	var pts []point
+	for _, n := range o.sizes {
+		p, err := measure(ctx, o, st, r, s, backend, n)
+		pts = append(pts, p)
+		if err != nil { // report what was measured; larger sizes would fail the same way
+			p.err = err.Error()
+			pts[len(pts)-1] = p
+			fmt.Fprintf(os.Stderr, "long: %s at %d: %v\n", backend, n, err)
+			break
+		}
+	}
+	return pts, nil
+}
+
+// measure grows the session to n items, runs the first iteration and then
+// o.iters timed ones.
+func measure(ctx context.Context, o options, st graph.Store, r *runner, s *session, backend string, n int) (point, error) {
+	p := point{backend: backend, n: n}
+	fill, err := s.grow(ctx, st, n)
+	p.fill, p.n, p.tasks = fill, s.evidence, s.tasks
+	if err != nil {
+		return p, err
+	}
+	fmt.Fprintf(os.Stderr, "long: %s: %d evidence, %d generated tasks, filled in %s\n", backend, s.evidence, s.tasks, fill.Round(time.Millisecond))
+	if p.first, err = r.iterate(ctx, st, s); err != nil {
+		return p, err
+	}
+	fmt.Fprintf(os.Stderr, "long: %s at %d: first iteration %s %v\n", backend, n, p.first.total().Round(time.Millisecond), p.first.step)
+	for range o.iters {
+		t, err := r.iterate(ctx, st, s)
+		if err != nil {
+			return p, err
+		}
+		p.timings = append(p.timings, t)
+		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d %s %v\n", backend, n, s.iter, t.total().Round(time.Millisecond), t.step)
+	}
+	p.observed = s.evidence
+	return p, nil
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// steps are the timed store activities of one iteration, in order.
+var steps = []string{"ReadState", "Focus", "ApplyOps", "Observe"}
+
+// timing is one iteration: the time of each step, and the research ingest
+// between ApplyOps and Observe (not part of the store work of the loop: it
+// is the WebResearch child's, timed for reference).
+type timing struct {
+	step   map[string]time.Duration
+	ingest time.Duration
+}
+
+func (t timing) total() time.Duration {
+	var d time.Duration
+	for _, s := range steps {
+		d += t.step[s]
+	}
+	return d
+}
+
+// runner calls the activity methods the way a worker does: through the
+// SDK's activity environment (an activity context for loggers and
+// heartbeats, inputs and results through the data converter), by typed
+// reference, with the inputs the workflow builds from the session's config.
+type runner struct {
+	env  *testsuite.TestActivityEnvironment
+	acts *activities.Activities
+	cfg  config.Config
+}
+
+func newRunner(acts *activities.Activities, cfg config.Config) *runner {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{SkipInvalidStructFunctions: true}) // as the worker does (service/service.go)
+	return &runner{env: env, acts: acts, cfg: cfg}
+}
+
+// call runs one activity and decodes its result into out (nil: none).
+func (r *runner) call(fn, in, out any) (time.Duration, error) {
+	start := time.Now()
+	v, err := r.env.ExecuteActivity(fn, in)
+	d := time.Since(start)
+	if err != nil {
+		return d, err
+	}
+	if out != nil && v != nil && v.HasValue() {
+		if err := v.Get(out); err != nil {
+			return d, fmt.Errorf("decode result: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// iterate runs iteration s.iter+1 of the session: read the ready set,
+// focus on the first ready task, apply a small op list (three evidence
+// items, one new subtask, the task completed), ingest one page of research
+// and observe.
+func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (timing, error) {
+	s.iter++
+	it, cfg := s.iter, r.cfg
+	t := timing{step: map[string]time.Duration{}}
+	var rs contract.ReadStateResult
+	d, err := r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: it}, &rs)
+	if err != nil {
+		return t, fmt.Errorf("iteration %d ReadState: %w", it, err)
+	}
+	t.step["ReadState"] = d
+	sel := pick(rs)
+	var ex contract.ExpandResult
+	t.step["Focus"], err = r.call(r.acts.Focus, contract.FocusInput{SessionID: s.id, Iteration: it, Task: sel,
+		Similar: contract.SimilarFor(cfg), Context: cfg.Context, ChunkChars: cfg.Research.ChunkChars}, &ex)
+	if err != nil {
+		return t, fmt.Errorf("iteration %d Focus on %s: %w", it, sel, err)
+	}
+	var out contract.ApplyOutput
+	t.step["ApplyOps"], err = r.call(r.acts.ApplyOps, contract.ApplyInput{SessionID: s.id, Iteration: it, ActiveTask: sel,
+		Ops: iterationOps(it, sel), DedupThreshold: cfg.Algebra.TaskDedupThreshold, EvidenceStrength: cfg.Research.LLMEvidenceStrength}, &out)
+	if err != nil {
+		return t, fmt.Errorf("iteration %d ApplyOps: %w", it, err)
+	}
+	if out.Result.RolledBack {
+		return t, fmt.Errorf("iteration %d ApplyOps rolled back", it)
+	}
+	if t.ingest, err = r.ingest(ctx, st, s, sel); err != nil {
+		return t, err
+	}
+	sig := cfg.Algebra.SignalParams()
+	var o contract.Observation
+	t.step["Observe"], err = r.call(r.acts.Observe, contract.ObserveInput{SessionID: s.id, Iteration: it, Task: sel, NewEvidence: 3 + pageChunks,
+		SVDK: cfg.Algebra.SVDK, MinEvidence: cfg.Algebra.MinEvidence, Signals: &sig}, &o)
+	if err != nil {
+		return t, fmt.Errorf("iteration %d Observe: %w", it, err)
+	}
+	return t, nil
+}
+
+// ingest stores one page of research for the focused task, as the
+// iteration's WebResearch child would, with its SIMILAR_TO edges left to
+// the next sync.
+func (r *runner) ingest(ctx context.Context, st graph.Store, s *session, task string) (time.Duration, error) {
+	emb := s.taskEmb[0]
+	if k, ok := generatedIndex(task); ok && k < len(s.taskEmb) {
+		emb = s.taskEmb[k]
+	}
+	items := s.gen.page(s.pages, emb, s.iter)
+	s.pages++
+	start := time.Now()
+	res, err := st.AddEvidence(ctx, s.id, fmt.Sprintf("ingest/%d", s.iter), task, items)
+	if err != nil {
+		return 0, fmt.Errorf("iteration %d ingest: %w", s.iter, err)
+	}
+	s.evidence += res.Added + 3 // and the three evidence ops of ApplyOps
+	return time.Since(start), nil
+}
+
+// pick is the task the iteration focuses on: the first ready task that is
+// not the root (the workflow ranks them; the store work does not depend on
+// which), else the root.
+func pick(rs contract.ReadStateResult) string {
+	for _, t := range rs.Ready {
+		if t.ShortID != graph.RootShortID {
+			return t.ShortID
+		}
+	}
+	return graph.RootShortID
+}
+
+// iterationOps is a typical model answer: three findings, one new
+// subtask, and the task completed (never the root: that ends the session).
+func iterationOps(it int, sel string) []contract.Op {
+	ops := make([]contract.Op, 0, 5)
+	for k := range 3 {
+		c := fmt.Sprintf("Finding %d of iteration %d on %s: the interface resistance grows with cycling at %d MPa.", k, it, sel, 5+k)
+		ops = append(ops, contract.Op{Op: "evidence", Task: sel, Content: c, EmbedText: c})
+	}
+	d := fmt.Sprintf("Follow-up %d: how does stack pressure change dendrite growth?", it)
+	ops = append(ops, contract.Op{Op: "create", ID: fmt.Sprintf("i%d", it), Parent: sel, Description: d, EmbedText: d})
+	if sel != graph.RootShortID {
+		r := fmt.Sprintf("Answered in iteration %d.", it)
+		ops = append(ops, contract.Op{Op: "complete", Task: sel, Result: r, EmbedText: r})
+	}
+	return ops
+}
+
+// generatedIndex is k of a generated task's short id "t<k>".
+func generatedIndex(short string) (int, bool) {
+	var k int
+	if _, err := fmt.Sscanf(short, "t%d", &k); err != nil {
+		return 0, false
+	}
+	return k, true
+}

@@ -1,0 +1,128 @@
+// Command long times the store work of one long research session: the
+// loop's store activities (ReadState, Focus = mark active + SyncSimilar +
+// Expand, ApplyOps, Observe), called as a worker calls them, on a session
+// grown to each evidence size in turn (default 1k, 10k, 100k), on the
+// embedded store and on Neo4j. The session is generated from a seed: a task
+// tree of tens to hundreds of tasks, pages of 384-dim chunks with SUPPORTS
+// and SIMILAR_TO edges. The embedder is the scripted server's instant
+// deterministic one (llm/llmtest) on loopback. It prints a Markdown table
+// (medians and p90 per activity and in total, the fill time, the growth
+// ratios) and writes long.md and long.svg to -out.
+//
+//	go run ./bench/long -neo4j bolt://127.0.0.1:7687
+//
+// A backend that cannot be reached is skipped with a message.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type options struct {
+	sizes    []int
+	iters    int
+	dim      int
+	seed     uint64
+	backends []string
+	neo4jURI string
+	user     string
+	password string
+	out      string
+	dir      string
+	keep     bool
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "long:", err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "long:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("long", flag.ContinueOnError)
+	sizes := fs.String("sizes", "1000,10000,100000", "comma-separated evidence sizes, increasing: the session grows through them")
+	backends := fs.String("backends", "embedded,neo4j", "comma-separated backends: embedded, neo4j")
+	o := options{}
+	fs.IntVar(&o.iters, "iters", 7, "timed iterations per size (after one first iteration, reported apart)")
+	fs.IntVar(&o.dim, "dim", 384, "embedding dimension")
+	fs.Uint64Var(&o.seed, "seed", 1, "generator seed")
+	fs.StringVar(&o.neo4jURI, "neo4j", envOr("LETHE_TEST_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URL")
+	fs.StringVar(&o.user, "neo4j-user", envOr("LETHE_TEST_NEO4J_USER", "neo4j"), "Neo4j user")
+	fs.StringVar(&o.password, "neo4j-password", envOr("LETHE_TEST_NEO4J_PASSWORD", "lethe-neo4j"), "Neo4j password")
+	fs.StringVar(&o.out, "out", "bench-out", "directory for long.md and long.svg")
+	fs.StringVar(&o.dir, "dir", "", "directory of the embedded store's file (default: a temporary directory)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	prev := 0
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= prev {
+			return o, fmt.Errorf("-sizes %q: want increasing positive integers", *sizes)
+		}
+		o.sizes, prev = append(o.sizes, n), n
+	}
+	for _, b := range strings.Split(*backends, ",") {
+		switch b = strings.TrimSpace(b); b {
+		case "embedded", "neo4j":
+			o.backends = append(o.backends, b)
+		default:
+			return o, fmt.Errorf("-backends: unknown backend %q", b)
+		}
+	}
+	if o.iters < 1 || o.dim < 8 {
+		return o, errors.New("-iters must be ≥ 1 and -dim ≥ 8")
+	}
+	return o, nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, o options) error {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	var pts []point
+	for _, be := range o.backends {
+		got, err := runBackend(ctx, o, be)
+		if errors.Is(err, errSkipped) {
+			fmt.Fprintf(os.Stderr, "long: %s skipped: %v\n", be, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		pts = append(pts, got...)
+	}
+	table := renderTable(o, pts)
+	fmt.Print(table)
+	md := fmt.Sprintf("Measured %s with `go run ./bench/long %s`.\n\n%s", time.Now().UTC().Format("2006-01-02 15:04 MST"), strings.Join(os.Args[1:], " "), table)
+	if err := os.WriteFile(filepath.Join(o.out, "long.md"), []byte(md), 0o644); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(o.out, "long.svg"), []byte(renderSVG(pts)), 0o644); err != nil {
+		return fmt.Errorf("write chart: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "long: wrote %s and %s\n", filepath.Join(o.out, "long.md"), filepath.Join(o.out, "long.svg"))
+	return nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"slices"
+	"time"
+)
+
+// percentile is the nearest-rank p-th percentile of d (0 for none).
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	k := int(p/100*float64(len(s))+0.999999) - 1
+	return s[min(max(k, 0), len(s)-1)]
+}
+
+// point is one size of one backend: the fill, the first iteration after
+// the fill (which pays for everything the fill left to do: the SIMILAR_TO
+// sync of the new items, a cold SVD), and the steady iterations after it.
+type point struct {
+	backend  string
+	n        int // evidence items before the first timed iteration
+	tasks    int
+	fill     time.Duration
+	first    timing
+	timings  []timing
+	err      string // why the size stopped short, if it did
+	observed int    // evidence items after the last iteration
+}
+
+// stat is the median and p90 of one step (or the total, step "total").
+func (p point) stat(step string) (med, p90 time.Duration) {
+	var d []time.Duration
+	for _, t := range p.timings {
+		if step == "total" {
+			d = append(d, t.total())
+		} else if step == "ingest" {
+			d = append(d, t.ingest)
+		} else {
+			d = append(d, t.step[step])
+		}
+	}
+	return percentile(d, 50), percentile(d, 90)
+}
+
+// growth is the ratio of the median totals of two sizes (0 when either is
+// missing). Linear growth from 1k to 10k is 10; sublinear is well under.
+func growth(small, large point) float64 {
+	a, _ := small.stat("total")
+	b, _ := large.stat("total")
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	return float64(b) / float64(a)
+}
