@@ -80,11 +80,12 @@ func runBackend(ctx context.Context, o options, backend string) ([]point, error)
 	var pts []point
 	for _, n := range o.sizes {
 		p, err := measure(ctx, o, st, r, s, backend, n)
-		pts = append(pts, p)
 		if err != nil { // report what was measured; larger sizes would fail the same way
 			p.err = err.Error()
-			pts[len(pts)-1] = p
 			fmt.Fprintf(os.Stderr, "long: %s at %d: %v\n", backend, n, err)
+		}
+		pts = append(pts, p)
+		if p.err != "" {
 			break
 		}
 	}
@@ -96,7 +97,7 @@ func runBackend(ctx context.Context, o options, backend string) ([]point, error)
 func measure(ctx context.Context, o options, st graph.Store, r *runner, s *session, backend string, n int) (point, error) {
 	p := point{backend: backend, n: n}
 	fill, err := s.grow(ctx, st, n)
-	p.fill, p.n, p.tasks = fill, s.evidence, s.tasks
+	p.fill, p.items, p.tasks = fill, s.evidence, s.tasks
 	if err != nil {
 		return p, err
 	}
@@ -105,7 +106,12 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		return p, err
 	}
 	fmt.Fprintf(os.Stderr, "long: %s at %d: first iteration %s %v\n", backend, n, p.first.total().Round(time.Millisecond), p.first.step)
-	for range o.iters {
+	iters := o.iters
+	if o.slow > 0 && p.first.total() > o.slow {
+		iters = 1
+		p.err = fmt.Sprintf("the first iteration took %s (more than -slow %s): one timed iteration, larger sizes not run", p.first.total().Round(time.Second), o.slow)
+	}
+	for range iters {
 		t, err := r.iterate(ctx, st, s)
 		if err != nil {
 			return p, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -23,6 +24,10 @@ var steps = []string{"ReadState", "Focus", "ApplyOps", "Observe"}
 type timing struct {
 	step   map[string]time.Duration
 	ingest time.Duration
+	// cpu is the CPU time this process spent in the four steps (user +
+	// system, every thread): the store's own work on the embedded backend,
+	// and a measure that a loaded machine inflates far less than wall time.
+	cpu time.Duration
 }
 
 func (t timing) total() time.Duration {
@@ -41,6 +46,7 @@ type runner struct {
 	env  *testsuite.TestActivityEnvironment
 	acts *activities.Activities
 	cfg  config.Config
+	cpu  time.Duration // process CPU time spent in calls so far
 }
 
 func newRunner(acts *activities.Activities, cfg config.Config) *runner {
@@ -52,9 +58,10 @@ func newRunner(acts *activities.Activities, cfg config.Config) *runner {
 
 // call runs one activity and decodes its result into out (nil: none).
 func (r *runner) call(fn, in, out any) (time.Duration, error) {
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	v, err := r.env.ExecuteActivity(fn, in)
 	d := time.Since(start)
+	r.cpu += processCPU() - cpu
 	if err != nil {
 		return d, err
 	}
@@ -70,12 +77,15 @@ func (r *runner) call(fn, in, out any) (time.Duration, error) {
 // focus on the first ready task, apply a small op list (three evidence
 // items, one new subtask, the task completed), ingest one page of research
 // and observe.
-func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (timing, error) {
+func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (t timing, err error) {
 	s.iter++
 	it, cfg := s.iter, r.cfg
-	t := timing{step: map[string]time.Duration{}}
+	t = timing{step: map[string]time.Duration{}}
+	cpu0 := r.cpu
+	defer func() { t.cpu = r.cpu - cpu0 }()
 	var rs contract.ReadStateResult
-	d, err := r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: it}, &rs)
+	var d time.Duration
+	d, err = r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: it}, &rs)
 	if err != nil {
 		return t, fmt.Errorf("iteration %d ReadState: %w", it, err)
 	}
@@ -164,4 +174,13 @@ func generatedIndex(short string) (int, bool) {
 		return 0, false
 	}
 	return k, true
+}
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ type options struct {
 	out      string
 	dir      string
 	keep     bool
+	slow     time.Duration
+	profile  string
 }
 
 func main() {
@@ -65,6 +68,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.password, "neo4j-password", envOr("LETHE_TEST_NEO4J_PASSWORD", "lethe-neo4j"), "Neo4j password")
 	fs.StringVar(&o.out, "out", "bench-out", "directory for long.md and long.svg")
 	fs.StringVar(&o.dir, "dir", "", "directory of the embedded store's file (default: a temporary directory)")
+	fs.DurationVar(&o.slow, "slow", time.Minute, "when the first iteration at a size takes longer, time one more and stop growing (0: never)")
+	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -101,6 +106,17 @@ func envOr(k, def string) string {
 func run(ctx context.Context, o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
+	}
+	if o.profile != "" {
+		f, err := os.Create(o.profile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var pts []point
 	for _, be := range o.backends {

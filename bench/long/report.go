@@ -33,10 +33,10 @@ func dur(d time.Duration) string {
 func renderTable(o options, pts []point) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Store work of one iteration (ms, median / p90 of %d iterations after the first iteration at that size, which is reported apart), %d-dim embeddings, instant deterministic embedder.\n\n", o.iters, o.dim)
-	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | ingest (not in total) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | CPU of this process in the steps | ingest (not in total) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range pts {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s ms |", p.backend, p.n, p.tasks, dur(p.fill), ms(p.first.total()))
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s ms |", p.backend, p.items, p.tasks, dur(p.fill), ms(p.first.total()))
 		for _, s := range append(append([]string{}, steps...), "total") {
 			m, q := p.stat(s)
 			cell := ms(m) + " / " + ms(q)
@@ -45,8 +45,9 @@ func renderTable(o options, pts []point) string {
 			}
 			fmt.Fprintf(&b, " %s |", cell)
 		}
+		c, _ := p.stat("cpu")
 		m, _ := p.stat("ingest")
-		fmt.Fprintf(&b, " %s |\n", ms(m))
+		fmt.Fprintf(&b, " %s | %s |\n", ms(c), ms(m))
 	}
 	b.WriteString("\nGrowth of the median total (linear growth would be the ratio of the sizes):\n\n")
 	b.WriteString("| backend | from | to | size ratio | time ratio | target at the largest size | met |\n|---|---:|---:|---:|---:|---:|---|\n")

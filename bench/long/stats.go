@@ -21,7 +21,8 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // sync of the new items, a cold SVD), and the steady iterations after it.
 type point struct {
 	backend  string
-	n        int // evidence items before the first timed iteration
+	n        int // the size asked for (-sizes)
+	items    int // evidence items before the first iteration at this size
 	tasks    int
 	fill     time.Duration
 	first    timing
@@ -38,6 +39,8 @@ func (p point) stat(step string) (med, p90 time.Duration) {
 			d = append(d, t.total())
 		} else if step == "ingest" {
 			d = append(d, t.ingest)
+		} else if step == "cpu" {
+			d = append(d, t.cpu)
 		} else {
 			d = append(d, t.step[step])
 		}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/llm/llmtest"
+)
+
+// The fill writes what it says: n items, the task tree, SUPPORTS edges
+// from every item and SIMILAR_TO edges within pages over the threshold;
+// an iteration then adds its evidence and its subtask through the real
+// activities.
+func TestGrowAndIterate(t *testing.T) {
+	ctx := context.Background()
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := config.Defaults()
+	s := &session{id: "long-test", gen: generator{seed: 1, dim: 64},
+		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
+	if err := s.create(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.grow(ctx, st, 600); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.Evidence(ctx, s.id, "")
+	if err != nil || len(ev) != s.evidence || s.evidence < 600 {
+		t.Fatalf("evidence: %d stored, %d counted, %v", len(ev), s.evidence, err)
+	}
+	tasks, _ := st.Tasks(ctx, s.id)
+	if len(tasks) != taskCount(600) {
+		t.Fatalf("%d tasks, want %d", len(tasks), taskCount(600))
+	}
+	edges, _ := st.Edges(ctx, s.id)
+	kinds := map[graph.EdgeKind]int{}
+	for _, e := range edges {
+		kinds[e.Kind]++
+		if e.Kind == graph.SimilarTo && e.Weight < cfg.Algebra.SimilarThreshold {
+			t.Errorf("SIMILAR_TO %s-%s at %.3f, under the threshold", e.From, e.To, e.Weight)
+		}
+	}
+	if kinds[graph.Supports] != len(ev) || kinds[graph.SimilarTo] < len(ev) {
+		t.Errorf("edges %v: want one SUPPORTS per item and at least one SIMILAR_TO per item", kinds)
+	}
+
+	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: 64})
+	defer model.Close()
+	r := newRunner(&activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}, cfg)
+	before := s.evidence
+	for range 2 {
+		tm, err := r.iterate(ctx, st, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range steps {
+			if tm.step[step] <= 0 {
+				t.Errorf("iteration %d: %s not timed", s.iter, step)
+			}
+		}
+	}
+	var rs contract.ReadStateResult
+	if _, err := r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: s.iter + 1}, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if want := before + 2*(3+pageChunks); rs.Evidence != want || s.evidence != want {
+		t.Errorf("after two iterations ReadState sees %d items, the session counts %d, want %d", rs.Evidence, s.evidence, want)
+	}
+	if len(rs.Tasks) != taskCount(600)+2 {
+		t.Errorf("after two iterations %d tasks, want %d (one subtask each)", len(rs.Tasks), taskCount(600)+2)
+	}
+}
+
+// The command end to end at small sizes: the table has a row per size and
+// backend and the growth ratio, the chart is well-formed SVG. Neo4j runs
+// when a server is configured (LETHE_TEST_NEO4J_URI).
+func TestRunSmall(t *testing.T) {
+	backends := "embedded"
+	if os.Getenv("LETHE_TEST_NEO4J_URI") != "" && !lethetest.OptedOut(lethetest.Neo4j) {
+		backends += ",neo4j"
+	}
+	out := t.TempDir()
+	o, err := parseFlags([]string{"-sizes", "40,200", "-iters", "2", "-dim", "32", "-backends", backends, "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "long.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, be := range strings.Split(backends, ",") {
+		for _, want := range []string{"| " + be + " | 40 | 22 |", "| " + be + " | 201 | 30 |", "| " + be + " | 40 | 200 | 5.0 |"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("long.md lacks %q:\n%s", want, md)
+			}
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "long.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(strings.NewReader(string(svg)))
+	polylines := 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("long.svg: %v", err)
+			}
+			break
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			polylines++
+		}
+	}
+	if want := len(strings.Split(backends, ",")) * (len(steps) + 1); polylines != want {
+		t.Errorf("long.svg has %d lines, want %d (the steps and the total per backend)", polylines, want)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, bad := range [][]string{{"-sizes", "10,5"}, {"-sizes", "x"}, {"-backends", "sqlite"}, {"-iters", "0"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%v) accepted", bad)
+		}
+	}
+}
