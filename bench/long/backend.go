@@ -101,7 +101,7 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 	if err != nil {
 		return p, err
 	}
-	fmt.Fprintf(os.Stderr, "long: %s: %d evidence, %d generated tasks, filled in %s\n", backend, s.evidence, s.tasks, fill.Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "long: %s: %d evidence, %d generated tasks, filled in %s (so far by call: %v)\n", backend, s.evidence, s.tasks, fill.Round(time.Millisecond), s.phases)
 	if p.first, err = r.iterate(ctx, st, s); err != nil {
 		return p, err
 	}

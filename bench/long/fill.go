@@ -8,9 +8,9 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
-// fillBatchPages is how many pages one AddEvidence call writes (one research
-// run's worth for one task): 64 pages are 512 items, one transaction.
-const fillBatchPages = 64
+// fillBatchPages is how many pages one AddEvidence call writes, in one
+// transaction: 256 pages are 2,048 items (a few MB over Bolt).
+const fillBatchPages = 256
 
 // session is the state of the benchmark's one long session in one store.
 type session struct {
@@ -22,6 +22,7 @@ type session struct {
 	iter     int         // last iteration run
 	evidence int         // evidence items written so far
 	similar  similarConfig
+	phases   map[string]time.Duration // fill time by store call, for the log
 }
 
 type similarConfig struct {
@@ -42,34 +43,33 @@ func (s *session) create(ctx context.Context, st graph.Store) error {
 	return nil
 }
 
-// growTasks creates generated tasks up to want, in one Apply per 100, and
-// marks two in three DONE.
+// growTasks creates generated tasks up to want, 100 per Apply, two in
+// three of them completed in the same write.
 func (s *session) growTasks(ctx context.Context, st graph.Store, want int) error {
 	for s.tasks < want {
 		first := s.tasks
-		var ops []graph.Op
+		var ops, done []graph.Op
 		for k := first; k < want && k < first+100; k++ {
 			op := s.gen.task(k)
 			ops = append(ops, op)
 			s.taskEmb = append(s.taskEmb, float64s(op.Embedding))
+			if taskDone(k) {
+				r := fmt.Sprintf("Answered: %s", op.Description)
+				done = append(done, graph.Op{Kind: graph.OpComplete, Task: op.Task, Result: r, EmbedText: r, Embedding: op.Embedding})
+			}
 		}
+		created := len(ops)
+		t0 := time.Now()
 		res, err := st.Apply(ctx, graph.ApplyRequest{SessionID: s.id, Key: fmt.Sprintf("fill/tasks/%d", first), Iteration: s.iter,
-			ActiveTask: graph.RootShortID, Ops: ops})
+			ActiveTask: graph.RootShortID, Ops: append(ops, done...)})
+		s.lap("Apply", t0)
 		if err != nil {
 			return fmt.Errorf("fill tasks from %d: %w", first, err)
 		}
-		if res.RolledBack || len(res.Created) != len(ops) {
-			return fmt.Errorf("fill tasks from %d: %d of %d created (rolled back %v)", first, len(res.Created), len(ops), res.RolledBack)
+		if res.RolledBack || len(res.Created) != created {
+			return fmt.Errorf("fill tasks from %d: %d of %d created (rolled back %v)", first, len(res.Created), created, res.RolledBack)
 		}
-		for k := first; k < first+len(ops); k++ {
-			if !taskDone(k) {
-				continue
-			}
-			if _, err := st.SetStatus(ctx, s.id, taskShort(k), nil, graph.Done); err != nil {
-				return fmt.Errorf("fill: mark %s done: %w", taskShort(k), err)
-			}
-		}
-		s.tasks = first + len(ops)
+		s.tasks = first + created
 	}
 	return nil
 }
@@ -95,10 +95,12 @@ func (s *session) growEvidence(ctx context.Context, st graph.Store, n int) error
 
 // addPages stores items for a generated task and links them by SIMILAR_TO.
 func (s *session) addPages(ctx context.Context, st graph.Store, key string, task int, items []graph.Evidence) error {
+	t0 := time.Now()
 	res, err := st.AddEvidence(ctx, s.id, key, taskShort(task), items)
 	if err != nil {
 		return fmt.Errorf("add evidence %s: %w", key, err)
 	}
+	s.lap("AddEvidence", t0)
 	s.evidence += res.Added
 	prepared := make([]graph.Evidence, len(items))
 	scope := make([]string, len(items))
@@ -109,9 +111,11 @@ func (s *session) addPages(ctx context.Context, st graph.Store, key string, task
 		scope[i] = prepared[i].ID
 	}
 	edges := similarEdges(prepared, s.similar.threshold, s.similar.maxPer)
+	t0 = time.Now()
 	if err := st.ReplaceSimilar(ctx, s.id, scope, edges); err != nil {
 		return fmt.Errorf("similar edges %s: %w", key, err)
 	}
+	s.lap("ReplaceSimilar", t0)
 	return nil
 }
 
@@ -134,4 +138,12 @@ func float64s(v []float32) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// lap adds the time since t0 to the fill phase named.
+func (s *session) lap(name string, t0 time.Time) {
+	if s.phases == nil {
+		s.phases = map[string]time.Duration{}
+	}
+	s.phases[name] += time.Since(t0)
 }

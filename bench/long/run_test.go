@@ -46,6 +46,15 @@ func TestGrowAndIterate(t *testing.T) {
 	if len(tasks) != taskCount(600) {
 		t.Fatalf("%d tasks, want %d", len(tasks), taskCount(600))
 	}
+	done := 0
+	for _, tk := range tasks {
+		if tk.Status == graph.Done {
+			done++
+		}
+	}
+	if want := 2 * (taskCount(600) - 1) / 3; done < want-1 || done > want+1 {
+		t.Errorf("%d tasks DONE, want about two in three of %d", done, taskCount(600)-1)
+	}
 	edges, _ := st.Edges(ctx, s.id)
 	kinds := map[graph.EdgeKind]int{}
 	for _, e := range edges {
