@@ -58,10 +58,10 @@ func openStore(ctx context.Context, o options, backend string) (graph.Store, fun
 
 // runBackend grows one session through every size on one backend and
 // times its iterations at each.
-func runBackend(ctx context.Context, o options, backend string) ([]point, error) {
+func runBackend(ctx context.Context, o options, backend string, emit func(point) error) error {
 	st, closeStore, err := openStore(ctx, o, backend)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer closeStore()
 	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: o.dim})
@@ -75,21 +75,22 @@ func runBackend(ctx context.Context, o options, backend string) ([]point, error)
 		defer func() { _ = st.ResetSession(context.Background(), s.id) }()
 	}
 	if err := s.create(ctx, st); err != nil {
-		return nil, fmt.Errorf("%s: %w", backend, err)
+		return fmt.Errorf("%s: %w", backend, err)
 	}
-	var pts []point
 	for _, n := range o.sizes {
 		p, err := measure(ctx, o, st, r, s, backend, n)
 		if err != nil { // report what was measured; larger sizes would fail the same way
 			p.err = err.Error()
 			fmt.Fprintf(os.Stderr, "long: %s at %d: %v\n", backend, n, err)
 		}
-		pts = append(pts, p)
+		if err := emit(p); err != nil {
+			return err
+		}
 		if p.err != "" {
 			break
 		}
 	}
-	return pts, nil
+	return nil
 }
 
 // measure grows the session to n items, runs the first iteration and then

@@ -120,7 +120,12 @@ func run(ctx context.Context, o options) error {
 	}
 	var pts []point
 	for _, be := range o.backends {
-		got, err := runBackend(ctx, o, be)
+		// Every size is written out when measured: a run stopped early
+		// keeps its table.
+		err := runBackend(ctx, o, be, func(p point) error {
+			pts = append(pts, p)
+			return write(o, pts)
+		})
 		if errors.Is(err, errSkipped) {
 			fmt.Fprintf(os.Stderr, "long: %s skipped: %v\n", be, err)
 			continue
@@ -128,17 +133,23 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		pts = append(pts, got...)
 	}
-	table := renderTable(o, pts)
-	fmt.Print(table)
-	md := fmt.Sprintf("Measured %s with `go run ./bench/long %s`.\n\n%s", time.Now().UTC().Format("2006-01-02 15:04 MST"), strings.Join(os.Args[1:], " "), table)
+	if err := write(o, pts); err != nil {
+		return err
+	}
+	fmt.Print(renderTable(o, pts))
+	fmt.Fprintf(os.Stderr, "long: wrote %s and %s\n", filepath.Join(o.out, "long.md"), filepath.Join(o.out, "long.svg"))
+	return nil
+}
+
+// write writes long.md (the date, the command, the table) and long.svg.
+func write(o options, pts []point) error {
+	md := fmt.Sprintf("Measured %s with `go run ./bench/long %s`.\n\n%s", time.Now().UTC().Format("2006-01-02 15:04 MST"), strings.Join(os.Args[1:], " "), renderTable(o, pts))
 	if err := os.WriteFile(filepath.Join(o.out, "long.md"), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(o.out, "long.svg"), []byte(renderSVG(pts)), 0o644); err != nil {
 		return fmt.Errorf("write chart: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "long: wrote %s and %s\n", filepath.Join(o.out, "long.md"), filepath.Join(o.out, "long.svg"))
 	return nil
 }

@@ -123,6 +123,10 @@ func panel(b *strings.Builder, backend string, pts []point, x0, y0, w, h float64
 			}
 		}
 	}
+	if m0, _ := pts[0].stat("total"); m0 > 0 { // room for the line of linear growth
+		lin := float64(m0) / float64(time.Millisecond) * float64(pts[len(pts)-1].n) / float64(pts[0].n)
+		ly1 = math.Max(ly1, math.Ceil(math.Log10(lin)))
+	}
 	X := func(n float64) float64 { return x0 + (math.Log10(n)-lx0)/(lx1-lx0)*w }
 	Y := func(msv float64) float64 {
 		return y0 + h - (math.Log10(math.Max(msv, math.Pow(10, ly0)))-ly0)/(ly1-ly0)*h
@@ -145,6 +149,10 @@ func panel(b *strings.Builder, backend string, pts []point, x0, y0, w, h float64
 			sw = 3
 		}
 		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"/>`+"\n", strings.Join(path, " "), colours[s], sw)
+		for _, xy := range path {
+			x, y, _ := strings.Cut(xy, ",")
+			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%.1f" fill="%s"/>`+"\n", x, y, sw+0.5, colours[s])
+		}
 	}
 	m0, _ := pts[0].stat("total")
 	if m0 > 0 { // linear growth from the smallest size
