@@ -36,7 +36,7 @@ func renderTable(o options, pts []point) string {
 	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | CPU of this process in the steps | ingest (not in total) |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range pts {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s ms |", p.backend, p.items, p.tasks, dur(p.fill), ms(p.first.total()))
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |", p.backend, p.items, p.tasks, dur(p.fill), dur(p.first.total()))
 		for _, s := range append(append([]string{}, steps...), "total") {
 			m, q := p.stat(s)
 			cell := ms(m) + " / " + ms(q)
@@ -50,7 +50,7 @@ func renderTable(o options, pts []point) string {
 		fmt.Fprintf(&b, " %s | %s |\n", ms(c), ms(m))
 	}
 	b.WriteString("\nGrowth of the median total (linear growth would be the ratio of the sizes):\n\n")
-	b.WriteString("| backend | from | to | size ratio | time ratio | target at the largest size | met |\n|---|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| backend | from | to | size ratio | time ratio | CPU ratio | target at the largest size | met |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for i := 1; i < len(pts); i++ {
 		a, c := pts[i-1], pts[i]
 		if a.backend != c.backend {
@@ -63,7 +63,7 @@ func renderTable(o options, pts []point) string {
 				tgt, met = dur(t), fmt.Sprint(m > 0 && m <= t)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.2f | %s | %s |\n", c.backend, a.n, c.n, float64(c.n)/float64(a.n), growth(a, c), tgt, met)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.2f | %.2f | %s | %s |\n", c.backend, a.n, c.n, float64(c.n)/float64(a.n), growth(a, c), ratio(a, c, "cpu"), tgt, met)
 	}
 	for _, p := range pts {
 		if p.err != "" {

@@ -50,9 +50,13 @@ func (p point) stat(step string) (med, p90 time.Duration) {
 
 // growth is the ratio of the median totals of two sizes (0 when either is
 // missing). Linear growth from 1k to 10k is 10; sublinear is well under.
-func growth(small, large point) float64 {
-	a, _ := small.stat("total")
-	b, _ := large.stat("total")
+func growth(small, large point) float64 { return ratio(small, large, "total") }
+
+// ratio is the ratio of the medians of one step (or "total", "cpu") of two
+// sizes, 0 when either is missing.
+func ratio(small, large point, step string) float64 {
+	a, _ := small.stat(step)
+	b, _ := large.stat(step)
 	if a <= 0 || b <= 0 {
 		return 0
 	}
