@@ -110,7 +110,12 @@ func (s *session) addPages(ctx context.Context, st graph.Store, key string, task
 		}
 		scope[i] = prepared[i].ID
 	}
-	edges := similarEdges(prepared, s.similar.threshold, s.similar.maxPer)
+	// Only chunks of one page are over the threshold (gen.go), so pairs
+	// are compared within pages: 28 per page instead of 2 million per batch.
+	var edges []graph.Edge
+	for i := 0; i < len(prepared); i += pageChunks {
+		edges = append(edges, similarEdges(prepared[i:min(i+pageChunks, len(prepared))], s.similar.threshold, s.similar.maxPer)...)
+	}
 	t0 = time.Now()
 	if err := st.ReplaceSimilar(ctx, s.id, scope, edges); err != nil {
 		return fmt.Errorf("similar edges %s: %w", key, err)
