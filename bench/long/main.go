@@ -20,10 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -49,7 +51,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "long:", err)
 		os.Exit(2)
 	}
-	if err := run(context.Background(), o); err != nil {
+	// Interrupted, the run stops at the next store call and still removes
+	// its session and temporary store (an activity already running ends
+	// first: the activity environment does not take this context).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		stop()
 		fmt.Fprintln(os.Stderr, "long:", err)
 		os.Exit(1)
 	}
