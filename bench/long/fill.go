@@ -83,7 +83,10 @@ func (s *session) growEvidence(ctx context.Context, st graph.Store, n int) error
 		task := s.gen.pageTask(first, s.tasks)
 		var items []graph.Evidence
 		for p := first; p < first+fillBatchPages && s.evidence+len(items) < n; p++ {
-			items = append(items, s.gen.page(p, s.taskEmb[task], s.iter)...)
+			// Stamped with the coming iteration, as content ingested during
+			// it: an incremental Observe folds what is newer than the last
+			// observation, and must see the fill.
+			items = append(items, s.gen.page(p, s.taskEmb[task], s.iter+1)...)
 			s.pages = p + 1
 		}
 		if err := s.addPages(ctx, st, fmt.Sprintf("fill/evidence/%d", first), task, items); err != nil {
