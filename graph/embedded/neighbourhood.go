@@ -165,36 +165,43 @@ func (h *hop) nodes(sb *bolt.Bucket, sid string, all []graph.Task) (graph.Neighb
 
 // evidenceTargets reads the SUPPORTS targets of an evidence record from the
 // head of its JSON ("task" and "also" come first, as evidenceRec orders
-// them), without scanning its content and embedding. A record laid out
-// otherwise is decoded whole.
+// them, and short ids need no escaping), without scanning its content and
+// embedding. A record laid out otherwise is decoded whole.
 func evidenceTargets(v []byte) (string, []string, error) {
-	d := json.NewDecoder(bytes.NewReader(v))
-	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+	rest, ok := bytes.CutPrefix(v, []byte(`{"task":`))
+	if !ok {
 		return fullTargets(v)
 	}
-	var task string
+	task, rest, ok := headString(rest)
+	if !ok {
+		return fullTargets(v)
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`,"also":[`))
+	if !ok {
+		return task, nil, nil
+	}
 	var also []string
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
+	for len(rest) > 0 && rest[0] != ']' {
+		var a string
+		if a, rest, ok = headString(rest); !ok {
 			return fullTargets(v)
 		}
-		switch tok {
-		case "task":
-			err = d.Decode(&task)
-		case "also":
-			err = d.Decode(&also)
-		default:
-			if task == "" {
-				return fullTargets(v)
-			}
-			return task, also, nil
-		}
-		if err != nil {
-			return "", nil, err
-		}
+		also = append(also, a)
+		rest = bytes.TrimPrefix(rest, []byte{','})
 	}
 	return task, also, nil
+}
+
+// headString reads a JSON string without escapes at the start of b.
+func headString(b []byte) (string, []byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 || bytes.IndexByte(b[1:1+end], '\\') >= 0 {
+		return "", b, false
+	}
+	return string(b[1 : 1+end]), b[2+end:], true
 }
 
 func fullTargets(v []byte) (string, []string, error) {
