@@ -159,8 +159,29 @@ func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, er
 
 // Expand runs PPR from the selected task over all edge types, with
 // transition weights max(cos, 0) of the endpoint embeddings, and returns the
-// best evidence candidates and their pairwise cosines.
+// best evidence candidates and their pairwise cosines. It reads only the
+// task's neighbourhood, as far as the push reaches (expand_local.go).
 func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, error) {
+	s, err := a.Store.GetSession(ctx, in.SessionID)
+	if err != nil {
+		return ExpandResult{}, fmt.Errorf("expand session: %w", err)
+	}
+	def := config.Defaults()
+	c := contextOf(in.Context, def.Context)
+	sel := graph.TaskID(in.SessionID, in.Task)
+	ev, pr, idx, stats, err := localPPR(ctx, a.Store, in.SessionID, sel, c)
+	if err != nil {
+		return ExpandResult{}, err
+	}
+	logPush(ctx, in.SessionID, in.Task, stats)
+	cands := topByPPR(ev, pr, idx, c.MaxCandidates)
+	return a.candidates(cands, sel, algebra.ToFloat64(s.GoalQueryEmb), 2*orDefault(in.ChunkChars, def.Research.ChunkChars)), nil
+}
+
+// expandExact is Expand as it was before the local push: the whole session
+// read, power iteration over it. It is the reference of the tests and the
+// "before" of the benchmark.
+func (a *Activities) expandExact(ctx context.Context, in ExpandInput) (ExpandResult, error) {
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		return ExpandResult{}, fmt.Errorf("expand session: %w", err)

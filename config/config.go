@@ -202,10 +202,14 @@ type Context struct {
 	PPRAlpha      float64 `mapstructure:"ppr_alpha" json:"ppr_alpha"`
 	PPRTol        float64 `mapstructure:"ppr_tol" json:"ppr_tol"`
 	PPRMaxIter    int     `mapstructure:"ppr_max_iter" json:"ppr_max_iter"`
-	GAWeightLow   float64 `mapstructure:"ga_weight_low" json:"ga_weight_low"`
-	GAWeightHigh  float64 `mapstructure:"ga_weight_high" json:"ga_weight_high"`
-	BetaMin       float64 `mapstructure:"beta_min" json:"beta_min"`
-	BetaMax       float64 `mapstructure:"beta_max" json:"beta_max"`
+	// lane expand (#14): the local push of Expand
+	PPRPushTol   float64 `mapstructure:"ppr_push_tol" json:"ppr_push_tol"`
+	PPRMaxNodes  int     `mapstructure:"ppr_max_nodes" json:"ppr_max_nodes"`
+	PPRMaxPushes int     `mapstructure:"ppr_max_pushes" json:"ppr_max_pushes"`
+	GAWeightLow  float64 `mapstructure:"ga_weight_low" json:"ga_weight_low"`
+	GAWeightHigh float64 `mapstructure:"ga_weight_high" json:"ga_weight_high"`
+	BetaMin      float64 `mapstructure:"beta_min" json:"beta_min"`
+	BetaMax      float64 `mapstructure:"beta_max" json:"beta_max"`
 }
 
 type Research struct {

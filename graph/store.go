@@ -170,4 +170,23 @@ type Store interface {
 	// DeleteBlob removes a per-session document; a missing blob is no error
 	// (pruning is repeated after a retry), a missing session is.
 	DeleteBlob(ctx context.Context, sessionID, key string) error
+
+	// Lane expand (#14): local reads for Expand's push PPR.
+
+	// Neighbourhood returns one hop around the given node ids (task or
+	// evidence ids): every edge with an endpoint among ids (any kind, any
+	// direction, in SortEdges order), and the nodes of ids and of those
+	// edges' other endpoints, with embeddings (tasks in Tasks order with
+	// Parent and DependsOn filled, evidence in Evidence order with TaskID
+	// and Also filled). Ids that are not nodes of the session are ignored
+	// (a stale id reads nothing); a session that does not exist is
+	// ErrNotFound.
+	Neighbourhood(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
+}
+
+// Neighbourhood is what Store.Neighbourhood read (lane expand).
+type Neighbourhood struct {
+	Tasks    []Task
+	Evidence []Evidence
+	Edges    []Edge
 }

@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		// lane observe
 		{"Evidence/Since", testEvidenceSince},
 		{"Blobs/Delete", testDeleteBlob},
+		{"Neighbourhood/OneHopAsFullReads", testNeighbourhood}, // lane expand
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,155 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Lane expand (#14): Expand reads the selected task's neighbourhood hop by
+// hop and runs the forward push (algebra.LocalPPR) on it, instead of
+// reading the whole session and running power iteration over it
+// (docs/local-ppr.md). The walk is the same: every edge kind, undirected,
+// weighted max(cos, 0) of its endpoints' embeddings, seeds the task and its
+// direct neighbours.
+
+// localWalk is the part of the session graph read so far.
+type localWalk struct {
+	store  graph.Store
+	sid    string
+	idx    map[string]int // node id -> node index
+	ids    []string       // node index -> node id
+	vecs   [][]float32    // node index -> embedding
+	ev     []graph.Evidence
+	adj    map[int][]int // node index -> neighbours, for the nodes whose edges were read
+	w      map[int][]float64
+	rounds int
+}
+
+// pushStats says how the push went, for the log.
+type pushStats struct {
+	Nodes, Read, Rounds, Pushes int
+	Bound                       float64
+}
+
+// localPPR runs the push from the task sel and returns the evidence it
+// read, with their scores (by node index) and the node index.
+func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Context) ([]graph.Evidence, []float64, map[string]int, pushStats, error) {
+	lw := &localWalk{store: st, sid: sid, idx: map[string]int{}, adj: map[int][]int{}, w: map[int][]float64{}}
+	if err := lw.read(ctx, []string{sel}); err != nil {
+		return nil, nil, nil, pushStats{}, err
+	}
+	u, ok := lw.idx[sel]
+	if !ok {
+		return nil, nil, nil, pushStats{}, nil // no such task: nothing to expand from
+	}
+	seeds := append([]int{u}, lw.adj[u]...)
+	lp := algebra.NewLocalPPR(seeds, c.PPRAlpha, c.PPRPushTol)
+	known := func(v int) ([]int, []float64, bool) {
+		nb, ok := lw.adj[v]
+		return nb, lw.w[v], ok
+	}
+	for {
+		need := lp.Run(known, c.PPRMaxPushes)
+		room := c.PPRMaxNodes - len(lw.adj)
+		if len(need) == 0 || room <= 0 || (c.PPRMaxPushes > 0 && lp.Pushes() >= c.PPRMaxPushes) {
+			break
+		}
+		ids := make([]string, 0, min(len(need), room))
+		for _, v := range need[:min(len(need), room)] {
+			ids = append(ids, lw.ids[v])
+		}
+		if err := lw.read(ctx, ids); err != nil {
+			return nil, nil, nil, pushStats{}, err
+		}
+	}
+	graph.SortEvidence(lw.ev)
+	stats := pushStats{Nodes: len(lw.ids), Read: len(lw.adj), Rounds: lw.rounds, Pushes: lp.Pushes(), Bound: lp.Residual()}
+	return lw.ev, lp.Scores(len(lw.ids)), lw.idx, stats, nil
+}
+
+// node returns the index of a node, registering it on first sight.
+func (lw *localWalk) node(id string, emb []float32) int {
+	if u, ok := lw.idx[id]; ok {
+		return u
+	}
+	u := len(lw.ids)
+	lw.idx[id] = u
+	lw.ids = append(lw.ids, id)
+	lw.vecs = append(lw.vecs, emb)
+	return u
+}
+
+// read reads the edges of the given nodes (one store round trip) and
+// records their adjacency: each edge once per endpoint among ids (an
+// edge's other endpoint, if read earlier, got it then), self-loops and
+// cosines ≤ 0 left out, parallel edges kept, as pprGraph does.
+func (lw *localWalk) read(ctx context.Context, ids []string) error {
+	nb, err := lw.store.Neighbourhood(ctx, lw.sid, ids)
+	if err != nil {
+		return fmt.Errorf("expand neighbourhood: %w", err)
+	}
+	lw.rounds++
+	for _, t := range nb.Tasks {
+		lw.node(t.ID, t.Embedding)
+	}
+	for _, e := range nb.Evidence {
+		if _, seen := lw.idx[e.ID]; !seen {
+			lw.ev = append(lw.ev, e)
+		}
+		lw.node(e.ID, e.Embedding)
+	}
+	reading := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		if u, ok := lw.idx[id]; ok {
+			reading[u] = true
+			lw.adj[u], lw.w[u] = []int{}, []float64{} // read, possibly without edges
+		}
+	}
+	for _, e := range nb.Edges {
+		i, ok1 := lw.idx[e.From]
+		j, ok2 := lw.idx[e.To]
+		if !ok1 || !ok2 || i == j {
+			continue
+		}
+		c := algebra.Cosine32(lw.vecs[i], lw.vecs[j])
+		if !(c > 0) {
+			continue
+		}
+		if reading[i] {
+			lw.adj[i], lw.w[i] = append(lw.adj[i], j), append(lw.w[i], c)
+		}
+		if reading[j] {
+			lw.adj[j], lw.w[j] = append(lw.adj[j], i), append(lw.w[j], c)
+		}
+	}
+	return nil
+}
+
+// contextOf fills the context parameters an older input lacks with their
+// defaults, one by one (an input from before the push parameters has the
+// others set).
+func contextOf(in, def config.Context) config.Context {
+	c := orDefault(in, def)
+	c.PPRAlpha = orDefault(c.PPRAlpha, def.PPRAlpha)
+	c.PPRPushTol = orDefault(c.PPRPushTol, def.PPRPushTol)
+	c.PPRMaxNodes = orDefault(c.PPRMaxNodes, def.PPRMaxNodes)
+	c.PPRMaxPushes = orDefault(c.PPRMaxPushes, def.PPRMaxPushes)
+	c.MaxCandidates = orDefault(c.MaxCandidates, def.MaxCandidates)
+	return c
+}
+
+// logPush logs how the push went (outside an activity, as in benchmarks,
+// there is no activity logger).
+func logPush(ctx context.Context, sid, task string, s pushStats) {
+	if !activity.IsActivity(ctx) {
+		return
+	}
+	logger(ctx, sid).Info("expand: local PPR", "task", task, "nodes", s.Nodes, "read", s.Read,
+		"rounds", s.Rounds, "pushes", s.Pushes, "error_bound", s.Bound)
+}

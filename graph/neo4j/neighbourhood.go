@@ -1,0 +1,142 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Lane expand (#14): one hop around a set of nodes, for Expand's push PPR.
+// Each query starts from the wanted nodes by id (the unique constraints
+// index it), so the cost follows the neighbourhood, not the session.
+
+// hopEdges are the edges incident to the wanted tasks ($tids) and evidence
+// ($eids), each once: an edge between two wanted nodes comes back from
+// both ends and is kept from its start node only.
+const hopEdges = `MATCH (n:Task) WHERE n.id IN $tids AND n.session_id = $sid
+MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON|SUPPORTS]-(m)
+WHERE startNode(r) = n OR NOT m.id IN $tids
+RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label
+UNION ALL
+MATCH (n:Evidence) WHERE n.id IN $eids AND n.session_id = $sid
+MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
+WHERE (startNode(r) = n OR NOT m.id IN $eids) AND NOT (type(r) = 'SUPPORTS' AND m.id IN $tids)
+RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label`
+
+// Neighbourhood returns the nodes ids, their direct neighbours and the
+// edges incident to ids (see graph.Store).
+func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
+	var out graph.Neighbourhood
+	tids, eids := splitIDs(sessionID, ids)
+	err := s.read(ctx, "neighbourhood", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = graph.Neighbourhood{}
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		p := map[string]any{"sid": sessionID, "tids": tids, "eids": eids}
+		nt, ne := setOf(tids), setOf(eids)
+		err := each(ctx, tx, hopEdges, p, func(r *driver.Record) error {
+			e := graph.Edge{}
+			e.From, _ = r.Values[0].(string)
+			e.To, _ = r.Values[1].(string)
+			k, _ := r.Values[2].(string)
+			e.Kind = graph.EdgeKind(k)
+			e.Weight, _ = r.Values[3].(float64)
+			e.Label, _ = r.Values[4].(string)
+			out.Edges = append(out.Edges, e)
+			for _, id := range []string{e.From, e.To} {
+				if strings.HasPrefix(id, graph.TaskID(sessionID, "")) {
+					nt[id] = true
+				} else {
+					ne[id] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		out.Tasks, err = loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid",
+			map[string]any{"sid": sessionID, "ids": keysOf(nt)})
+		if err != nil {
+			return err
+		}
+		out.Evidence, err = evidenceByID(ctx, tx, sessionID, keysOf(ne))
+		return err
+	})
+	if err != nil {
+		return graph.Neighbourhood{}, err
+	}
+	graph.SortEdges(out.Edges)
+	return out, nil
+}
+
+// evidenceByID loads the given evidence nodes of the session with their
+// SUPPORTS targets (the first one, without seq, first), in Evidence order.
+func evidenceByID(ctx context.Context, tx driver.ManagedTransaction, sessionID string, ids []string) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
+MATCH (e)-[s:SUPPORTS]->(t:Task)
+WITH e, t ORDER BY coalesce(s.seq, 0), t.id
+RETURN e, collect(t.id)`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
+		np, err := nodeProps(r.Values[0])
+		if err != nil {
+			return err
+		}
+		raw, _ := r.Values[1].([]any)
+		tids := make([]string, 0, len(raw))
+		for _, v := range raw {
+			id, _ := v.(string)
+			tids = append(tids, id)
+		}
+		if len(tids) == 0 {
+			return fmt.Errorf("evidence %q has no SUPPORTS target", np.str("id"))
+		}
+		e, err := evidenceFrom(np, tids[0], tids[1:])
+		if err != nil {
+			return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}
+
+// splitIDs sorts the ids of the session into task and evidence ids; others
+// are dropped (they name no node of the session).
+func splitIDs(sessionID string, ids []string) (tids, eids []string) {
+	tids, eids = []string{}, []string{}
+	for _, id := range ids {
+		switch {
+		case strings.HasPrefix(id, graph.TaskID(sessionID, "")):
+			tids = append(tids, id)
+		case strings.HasPrefix(id, graph.EvidenceID(sessionID, "")):
+			eids = append(eids, id)
+		}
+	}
+	return tids, eids
+}
+
+func setOf(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
