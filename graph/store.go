@@ -170,4 +170,12 @@ type Store interface {
 	// DeleteBlob removes a per-session document; a missing blob is no error
 	// (pruning is repeated after a retry), a missing session is.
 	DeleteBlob(ctx context.Context, sessionID, key string) error
+
+	// Lane payloads (#14): reads that answer without loading evidence rows.
+
+	// EvidenceCounts returns, per task short id, how many evidence nodes
+	// have a SUPPORTS edge to the task (as TaskID or in Also), and the
+	// number of evidence nodes of the session. Tasks without evidence are
+	// absent from the map. It reads no evidence content or embedding.
+	EvidenceCounts(ctx context.Context, sessionID string) (perTask map[string]int, total int, err error)
 }
