@@ -47,6 +47,12 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 // in one transaction (idempotent per session and iteration) and resolves the
 // tool calls to run once the write has committed.
 func (a *Activities) ApplyOps(ctx context.Context, in ApplyInput) (ApplyOutput, error) {
+	if in.Rename {
+		var err error
+		if in.Ops, err = a.renameUnseen(ctx, in); err != nil {
+			return ApplyOutput{}, err
+		}
+	}
 	var texts []string
 	for _, op := range in.Ops {
 		if op.EmbedText != "" {

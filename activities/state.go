@@ -47,8 +47,13 @@ func (a *Activities) prevSignals(ctx context.Context, s graph.Session, iter int)
 }
 
 // ReadState is Tx1: the tasks (no vectors), the ready set with the three
-// cosines of the closed-form warp and each task's evidence coverage.
+// cosines of the closed-form warp and each task's evidence coverage. With
+// in.View it is the bounded view instead (readView). It reads no evidence
+// rows, only their per-task counts.
 func (a *Activities) ReadState(ctx context.Context, in ReadStateInput) (ReadStateResult, error) {
+	if in.View != nil {
+		return a.readView(ctx, in)
+	}
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		return ReadStateResult{}, fmt.Errorf("read state session: %w", err)
@@ -61,25 +66,19 @@ func (a *Activities) ReadState(ctx context.Context, in ReadStateInput) (ReadStat
 	if err != nil {
 		return ReadStateResult{}, fmt.Errorf("read state ready set: %w", err)
 	}
-	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
+	// Counts only: the evidence rows themselves are not read (#14).
+	perTask, total, err := a.Store.EvidenceCounts(ctx, in.SessionID)
 	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read state evidence: %w", err)
+		return ReadStateResult{}, fmt.Errorf("read state evidence counts: %w", err)
 	}
 	prev, err := a.prevSignals(ctx, s, in.Iteration)
 	if err != nil {
 		return ReadStateResult{}, err
 	}
-	perTask := map[string]int{}
-	for _, e := range ev {
-		perTask[e.TaskID]++
-		for _, t := range e.Also { // the same content found for other tasks supports them too
-			perTask[t]++
-		}
-	}
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
-	out := ReadStateResult{Evidence: len(ev), GapGoalCos: algebra.Cosine(prev.Gap, goal)}
+	out := ReadStateResult{Evidence: total, GapGoalCos: algebra.Cosine(prev.Gap, goal)}
 	for _, t := range tasks {
-		out.Tasks = append(out.Tasks, info(t, perTask[t.ID]))
+		out.Tasks = append(out.Tasks, info(t, perTask[t.ShortID]))
 	}
 	for _, t := range ready {
 		e := algebra.ToFloat64(t.Embedding)

@@ -36,6 +36,11 @@ type Config struct {
 // (docs/loop-semantics.md).
 type Loop struct {
 	NoopLimit int `mapstructure:"noop_limit" json:"noop_limit"`
+	// The bounded task view (docs/bounded-view.md): how many ready tasks,
+	// best first, and how many tasks per relation of the focus cross into
+	// the workflow each iteration.
+	ViewReady     int `mapstructure:"view_ready" json:"view_ready"`
+	ViewNeighbour int `mapstructure:"view_neighbour" json:"view_neighbour"`
 }
 
 type Control struct {

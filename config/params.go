@@ -55,6 +55,8 @@ var params = []Param{
 
 	// agent loop guards (docs/loop-semantics.md)
 	p("loop.noop_limit", Int, 2, 0, 1000, "consecutive iterations whose answer changed nothing before the session stops with no_progress: one warned retry, then stop (0 = warn and rotate only)"),
+	p("loop.view_ready", Int, 32, 2, 1000, "ready tasks that cross into the workflow each iteration, best rank first: selection takes the first, the no-op rotation the second; the rest only fill history"),
+	p("loop.view_neighbour", Int, 24, 1, 1000, "tasks per relation of the focus (children, siblings, dependencies, ancestors) in the DIN-Read and its payload: a small model reads two dozen lines; bounds every payload whatever the tree's size"),
 
 	// thinking budget (seed 000 step 7)
 	p("thinking.min_tokens", Int, 6144, 0, 1000000, "late, pressured iterations: terse synthesis"),

@@ -55,6 +55,8 @@ type BootstrapResult struct {
 type ReadStateInput struct {
 	SessionID string `json:"session_id"`
 	Iteration int    `json:"iteration"`
+	// View asks for the bounded view (contract/view.go): no task list.
+	View *ViewParams `json:"view,omitempty"`
 }
 
 // TaskInfo is a task as the workflow sees it: no vectors.
@@ -77,6 +79,10 @@ type ReadyTask struct {
 	CosGoal  float64 `json:"cg"` // task · goal (query prefix)
 	CosGap   float64 `json:"cd"` // task · gap direction
 	Coverage float64 `json:"cov"`
+	// Depth and NProductive travel here in the bounded view, which has no
+	// task list to look them up in.
+	Depth       int `json:"depth,omitempty"`
+	NProductive int `json:"np,omitempty"`
 }
 
 // ReadStateResult is the state of the graph at the start of an iteration.
@@ -85,6 +91,11 @@ type ReadStateResult struct {
 	Ready      []ReadyTask `json:"ready"`
 	GapGoalCos float64     `json:"gap_goal"` // gap direction · goal
 	Evidence   int         `json:"evidence"`
+	// The bounded view (ReadStateInput.View): status counts, the root's
+	// status, and how many tasks were ready before the cap.
+	Counts     map[string]int `json:"counts,omitempty"`
+	RootDone   bool           `json:"root_done,omitempty"`
+	ReadyTotal int            `json:"ready_total,omitempty"`
 }
 
 // StatusInput moves one task between statuses.
@@ -228,6 +239,10 @@ type ApplyInput struct {
 	// EvidenceStrength is research.llm_evidence_strength (0 in an input from
 	// older workflow code: graph.LLMEvidenceStrength).
 	EvidenceStrength float64 `json:"evidence_strength,omitempty"`
+	// Rename: the model saw a bounded view, so a create may name an id that
+	// exists outside it; such an id is renamed (in the whole answer) rather
+	// than failing the write (docs/bounded-view.md).
+	Rename bool `json:"rename,omitempty"`
 }
 
 // ToolCall is a call op resolved to its task after the write committed.

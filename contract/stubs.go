@@ -49,6 +49,11 @@ func (*Activities) Focus(context.Context, FocusInput) (ExpandResult, error) {
 	return ExpandResult{}, errStub
 }
 
+// FocusView is activities.(*Activities).FocusView.
+func (*Activities) FocusView(context.Context, FocusViewInput) (FocusViewResult, error) {
+	return FocusViewResult{}, errStub
+}
+
 // Expand is activities.(*Activities).Expand.
 func (*Activities) Expand(context.Context, ExpandInput) (ExpandResult, error) {
 	return ExpandResult{}, errStub

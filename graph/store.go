@@ -182,6 +182,14 @@ type Store interface {
 	// (a stale id reads nothing); a session that does not exist is
 	// ErrNotFound.
 	Neighbourhood(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
+
+	// Lane payloads (#14): reads that answer without loading evidence rows.
+
+	// EvidenceCounts returns, per task short id, how many evidence nodes
+	// have a SUPPORTS edge to the task (as TaskID or in Also), and the
+	// number of evidence nodes of the session. Tasks without evidence are
+	// absent from the map. It reads no evidence content or embedding.
+	EvidenceCounts(ctx context.Context, sessionID string) (perTask map[string]int, total int, err error)
 }
 
 // Neighbourhood is what Store.Neighbourhood read (lane expand).

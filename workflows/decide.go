@@ -60,19 +60,21 @@ func budgetUpdate(in budgetInput, b contract.Budget, th contract.Thinking) budge
 // selectTask is step 3 (seed 000 step 2): for each ready task, the goal
 // alignment of its embedding warped toward the gap direction by the angle
 // θ = WarpAngle(pressure, maxWarp) (closed form of three cosines), then
-// RankScore(GA, EvidenceDeficit(coverage), depth, n_productive). The
+// RankScore(GA, EvidenceDeficit(coverage), depth, n_productive)
+// (contract.ReadyScore, which ReadState ranks the bounded view with). The
 // highest score wins; ties keep the earlier task.
 func selectTask(rs contract.ReadStateResult, pressure, maxWarp float64) string {
 	info := map[string]contract.TaskInfo{}
 	for _, t := range rs.Tasks {
 		info[t.ShortID] = t
 	}
-	theta := algebra.WarpAngle(pressure, maxWarp)
 	best, bestScore := "", math.Inf(-1)
 	for _, r := range rs.Ready {
-		ga := algebra.NormalizeCosine(algebra.WarpedCosine(r.CosGoal, r.CosGap, rs.GapGoalCos, theta))
-		t := info[r.ShortID]
-		score := algebra.RankScore(ga, algebra.EvidenceDeficit(r.Coverage), t.Depth, t.NProductive)
+		depth, np := r.Depth, r.NProductive // the bounded view carries them here
+		if t, ok := info[r.ShortID]; ok {
+			depth, np = t.Depth, t.NProductive
+		}
+		score := contract.ReadyScore(r, depth, np, rs.GapGoalCos, pressure, maxWarp)
 		if score > bestScore {
 			best, bestScore = r.ShortID, score
 		}

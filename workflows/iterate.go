@@ -64,13 +64,24 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	tokensBefore, usedBefore := s.st.Tokens, s.st.TokensUsed()
 	defer func() { s.st.IterTokens = s.st.TokensUsed() - usedBefore }()
 
+	bounded := workflow.GetVersion(ctx, changeBoundedView, workflow.DefaultVersion, 1) == 1
 	var rs contract.ReadStateResult
-	if err := s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs); err != nil {
+	var err error
+	if bounded {
+		rs, err = s.readView(ctx, iter)
+	} else {
+		err = s.exec(ctx, summarized(gctx, "iteration %d: read ready set", iter), acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: iter}, &rs)
+	}
+	if err != nil {
 		return "", fmt.Errorf("iteration %d read state: %w", iter, err)
 	}
-	s.st.Counts, s.st.Evidence, s.st.Tasks = countStatuses(rs.Tasks), rs.Evidence, rs.Tasks
-	if rootDone(rs.Tasks) {
-		s.st.RootDone = true
+	if bounded {
+		s.st.Counts, s.st.Evidence, s.st.RootDone = rs.Counts, rs.Evidence, rs.RootDone
+	} else {
+		s.st.Counts, s.st.Evidence, s.st.Tasks = countStatuses(rs.Tasks), rs.Evidence, rs.Tasks
+		s.st.RootDone = rootDone(rs.Tasks)
+	}
+	if s.st.RootDone {
 		return StopRootDone, nil
 	}
 	if len(rs.Ready) == 0 {
@@ -79,15 +90,26 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 
 	sel := s.selectTask(rotateAfterNoop(rs, s.st.NoOps, s.st.NoOpTask))
 	s.st.Current = sel
-	ex, err := s.focus(ctx, iter, sel)
-	if err != nil {
-		return "", err
+	var ex contract.ExpandResult
+	var k din.Known
+	if bounded {
+		fv, err := s.focusView(ctx, iter, sel)
+		if err != nil {
+			return "", err
+		}
+		// The view shows the focus as ReadState saw it (PENDING), as before.
+		ex, rs.Tasks, s.st.Tasks = fv.Expand, withStatus(fv.Tasks, sel, contract.TaskPending), fv.Tasks
+		k = boundedKnown(fv.Tasks, fv.Named, sel)
+	} else {
+		if ex, err = s.focus(ctx, iter, sel); err != nil {
+			return "", err
+		}
+		k = known(withStatus(rs.Tasks, sel, contract.TaskActive), sel)
 	}
 	user := din.Render(s.view(rs, sel, s.pack(ex)))
 	s.st.Guides = nil // shown in this DIN-Read
 
-	tasks := withStatus(rs.Tasks, sel, contract.TaskActive)
-	ops, ok, err := s.reason(ctx, iter, user, known(tasks, sel))
+	ops, ok, err := s.reason(ctx, iter, user, k)
 	if err != nil {
 		return "", fmt.Errorf("iteration %d reason: %w", iter, err)
 	}
@@ -95,7 +117,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	if ok {
 		var out contract.ApplyOutput
 		in := contract.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
-			EvidenceStrength: s.cfg.Research.LLMEvidenceStrength}
+			EvidenceStrength: s.cfg.Research.LLMEvidenceStrength, Rename: bounded}
 		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), acts.ApplyOps, in, &out); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
 		}
@@ -120,7 +142,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
 		}
 	}
-	return "", s.observe(ctx, iter, sel, newEvidence, hadCalls, s.st.Tokens-tokensBefore)
+	return "", s.observe(ctx, iter, sel, newEvidence, hadCalls, s.st.Tokens-tokensBefore, bounded)
 }
 
 // Workflow changes that alter the commands a session issues go behind
@@ -284,12 +306,21 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.Tool
 
 // observe is step 12: raw signals from the activity, then the EMA trackers
 // and the convergence score in workflow state.
-func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int) error {
+// In the bounded view (changeBoundedView) Observe is a local activity: it
+// is idempotent (a retry returns the stored observation), and the next
+// iteration's ReadState follows it in the same workflow task.
+func (s *session) observe(ctx workflow.Context, iter int, task string, newEvidence int, hadCalls bool, tokens int, local bool) error {
 	var o contract.Observation
 	sig := s.cfg.Algebra.SignalParams()
 	in := contract.ObserveInput{SessionID: s.id, Iteration: iter, Task: task, NewEvidence: newEvidence,
 		SVDK: s.cfg.Algebra.SVDK, MinEvidence: s.cfg.Algebra.MinEvidence, Signals: &sig}
-	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), acts.Observe, in, &o); err != nil {
+	var err error
+	if local {
+		err = s.execLocal(ctx, localCtx(ctx, s.cfg, "iteration %d: signals", iter), acts.Observe, in, &o)
+	} else {
+		err = s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "iteration %d: signals", iter), acts.Observe, in, &o)
+	}
+	if err != nil {
 		return fmt.Errorf("iteration %d observe: %w", iter, err)
 	}
 	st := s.st

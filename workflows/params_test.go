@@ -9,6 +9,7 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
@@ -33,6 +34,10 @@ func focusResults(t *testing.T, set func(*config.Config)) []activities.ExpandRes
 			var ex activities.ExpandResult
 			if info.ActivityType.Name == "Focus" && err == nil && result.Get(&ex) == nil {
 				got = append(got, ex)
+			}
+			var fv contract.FocusViewResult
+			if info.ActivityType.Name == "FocusView" && err == nil && result.Get(&fv) == nil {
+				got = append(got, fv.Expand)
 			}
 		})
 	})

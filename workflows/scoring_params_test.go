@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"go.temporal.io/sdk/activity"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
@@ -63,6 +65,32 @@ func traceSession(t *testing.T, set func(*config.Config)) scoringTrace {
 				if args.Get(&in) == nil {
 					tr.focusIn = append(tr.focusIn, in)
 				}
+			case "FocusView":
+				var in contract.FocusViewInput
+				if args.Get(&in) == nil {
+					tr.focusIn = append(tr.focusIn, in.Focus)
+				}
+			}
+		})
+		// Observe is a local activity in the bounded view (changeBoundedView).
+		env.SetOnLocalActivityStartedListener(func(_ *activity.Info, _ context.Context, args []any) {
+			for _, a := range args {
+				if in, ok := a.(contract.ObserveInput); ok {
+					tr.observeIn = append(tr.observeIn, in)
+				}
+			}
+		})
+		env.SetOnLocalActivityCompletedListener(func(_ *activity.Info, result converter.EncodedValue, err error) {
+			var keys map[string]json.RawMessage
+			if err != nil || result.Get(&keys) != nil {
+				return
+			}
+			if _, ok := keys["stability_conf"]; !ok { // not an Observation
+				return
+			}
+			var o activities.Observation
+			if result.Get(&o) == nil {
+				tr.obs = append(tr.obs, o)
 			}
 		})
 		env.SetOnActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {

@@ -731,3 +731,37 @@ func getJSON(b *bolt.Bucket, key []byte, v any) error {
 	}
 	return nil
 }
+
+// supportsRec is the part of an evidence record EvidenceCounts needs: the
+// decoder skips content and embedding without allocating them.
+type supportsRec struct {
+	Task string   `json:"task"`
+	Also []string `json:"also,omitempty"`
+}
+
+// EvidenceCounts counts SUPPORTS edges per task (lane payloads, #14).
+func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[string]int, int, error) {
+	per, total := map[string]int{}, 0
+	err := s.view(ctx, "evidence counts", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
+			var r supportsRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			total++
+			per[r.Task]++
+			for _, t := range r.Also {
+				per[t]++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return per, total, nil
+}

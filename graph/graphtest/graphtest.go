@@ -75,6 +75,8 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Evidence/Since", testEvidenceSince},
 		{"Blobs/Delete", testDeleteBlob},
 		{"Neighbourhood/OneHopAsFullReads", testNeighbourhood}, // lane expand
+		// Lane payloads (#14).
+		{"Evidence/CountsPerTask", testEvidenceCounts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1609,4 +1611,54 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// ---------------------------------------------------------------- lane payloads (#14)
+
+// testEvidenceCounts: EvidenceCounts agrees with Evidence filtered per
+// task, counts content linked to a second task for both, leaves tasks
+// without evidence out, sees no other session, and fails for an unknown
+// session.
+func testEvidenceCounts(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid, other := newSession(t, s), newSession(t, s)
+	mustApply(t, s, graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID,
+		Ops: []graph.Op{create("a", 2), create("b", 3), create("c", 4)}})
+	ev := func(content string) graph.Evidence {
+		return graph.Evidence{Content: content, Strength: 0.5, Embedding: Unit(len(content))}
+	}
+	add := func(sid, key, task string, items ...graph.Evidence) {
+		t.Helper()
+		if _, err := s.AddEvidence(ctx, sid, key, task, items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(sid, "k1", graph.RootShortID, ev("one"), ev("two"), ev("three"))
+	add(sid, "k2", "a", ev("two"), ev("four!")) // "two" is linked: it supports root and a
+	add(sid, "k3", "b", ev("five!!"))
+	add(other, "k1", graph.RootShortID, ev("elsewhere"), ev("and more"))
+
+	per, total, err := s.EvidenceCounts(ctx, sid)
+	if err != nil {
+		t.Fatalf("EvidenceCounts: %v", err)
+	}
+	eq(t, "total", total, 5)
+	eq(t, "root", per[graph.RootShortID], 3)
+	eq(t, "a", per["a"], 2)
+	eq(t, "b", per["b"], 1)
+	if n, ok := per["c"]; ok {
+		t.Fatalf("task without evidence is in the counts with %d", n)
+	}
+	eq(t, "tasks with evidence", len(per), 3)
+	for _, id := range []string{graph.RootShortID, "a", "b", "c"} {
+		eq(t, "count of "+id+" against Evidence(task)", per[id], len(evidence(t, s, sid, id)))
+	}
+	per, total, err = s.EvidenceCounts(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "other session total", total, 2)
+	eq(t, "other session root", per[graph.RootShortID], 2)
+	_, _, err = s.EvidenceCounts(ctx, newSessionID(t))
+	wantErr(t, err, graph.ErrNotFound, "EvidenceCounts unknown session")
 }

@@ -1072,3 +1072,37 @@ func sortedStrings(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// EvidenceCounts counts SUPPORTS edges per task from the task side, with
+// the degree store (no evidence property is read), and the session's
+// evidence nodes (lane payloads, #14).
+func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[string]int, int, error) {
+	var per map[string]int
+	total := 0
+	err := s.read(ctx, "evidence counts", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		per, total = map[string]int{}, 0
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		err := each(ctx, tx, `MATCH (t:Task {session_id: $sid})
+WITH t, COUNT { (t)<-[:SUPPORTS]-(:Evidence) } AS n WHERE n > 0
+RETURN t.short_id, n`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+			id, _ := r.Values[0].(string)
+			n, _ := r.Values[1].(int64)
+			per[id] = int(n)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return each(ctx, tx, "MATCH (e:Evidence {session_id: $sid}) RETURN count(e)", map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+			n, _ := r.Values[0].(int64)
+			total = int(n)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return per, total, nil
+}

@@ -1,0 +1,73 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/din"
+)
+
+// changeBoundedView (lane payloads, #14; docs/bounded-view.md): the task
+// list no longer crosses into the workflow. ReadState returns the ready set
+// (ranked, capped at loop.view_ready) and status counts, and runs as a
+// local activity, as Observe does, so the end of one iteration and the
+// start of the next share one workflow task; FocusView replaces Focus and
+// returns the focus's neighbourhood (capped at loop.view_neighbour per
+// relation), which is all the DIN-Read shows, the tree query keeps and
+// continue-as-new carries.
+const changeBoundedView = "bounded-view"
+
+// localCtx is graphCtx for a local activity: a short store read or an
+// idempotent store write that runs in the worker that runs the workflow
+// task, recorded as one marker instead of a scheduled, started and
+// completed activity and a workflow task around it.
+func localCtx(ctx workflow.Context, cfg contract.Config, format string, args ...any) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: cfg.Temporal.ActivityTimeout,
+		RetryPolicy:         retry(20),
+		Summary:             fmt.Sprintf(format, args...),
+	})
+}
+
+// execLocal runs a local activity, waiting out outages like exec.
+func (s *session) execLocal(ctx, lctx workflow.Context, activity, in, out any) error {
+	return s.wait.run(ctx, func() workflow.Future { return workflow.ExecuteLocalActivity(lctx, activity, in) }, out)
+}
+
+// readView is step 2 in the bounded view: the ready set ranked with the
+// pressure step 1 set, cut at loop.view_ready.
+func (s *session) readView(ctx workflow.Context, iter int) (contract.ReadStateResult, error) {
+	var rs contract.ReadStateResult
+	in := contract.ReadStateInput{SessionID: s.id, Iteration: iter, View: &contract.ViewParams{
+		Ready: s.cfg.Loop.ViewReady, Pressure: s.st.Pressure, MaxWarp: s.cfg.Algebra.MaxWarpAngle}}
+	err := s.execLocal(ctx, localCtx(ctx, s.cfg, "iteration %d: read ready set (best %d)", iter, s.cfg.Loop.ViewReady), acts.ReadState, in, &rs)
+	return rs, err
+}
+
+// focusView is steps 3b-5 with the neighbourhood of the focus.
+func (s *session) focusView(ctx workflow.Context, iter int, sel string) (contract.FocusViewResult, error) {
+	var fv contract.FocusViewResult
+	in := contract.FocusViewInput{Neighbour: s.cfg.Loop.ViewNeighbour, Focus: contract.FocusInput{SessionID: s.id, Iteration: iter, Task: sel,
+		Similar: contract.SimilarFor(s.cfg), Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}}
+	lctx := summarized(focusCtx(ctx, s.cfg), "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context, neighbourhood)", iter, sel)
+	if err := s.exec(ctx, lctx, acts.FocusView, in, &fv); err != nil {
+		return fv, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
+	}
+	return fv, nil
+}
+
+// boundedKnown is what validation knows in the bounded view: the tasks
+// shown (the focus ACTIVE) and the tasks the evidence lines name. An id
+// outside is unknown to the model, and validation says so; a new id that
+// names a task outside is renamed by ApplyOps (ApplyInput.Rename).
+func boundedKnown(hood []contract.TaskInfo, named []contract.TaskRef, sel string) din.Known {
+	k := known(withStatus(hood, sel, contract.TaskActive), sel)
+	for _, r := range named {
+		if _, ok := k.Status[r.ShortID]; !ok {
+			k.Status[r.ShortID] = r.Status
+		}
+	}
+	return k
+}
