@@ -171,7 +171,10 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 			return st, fmt.Errorf("graph: sync similar: read new evidence: %w", err)
 		}
 		if total-len(fresh) == mark.Total-mark.AtOrAfter {
-			return syncIncremental(ctx, s, sessionID, p, nli, mark, fresh, total)
+			st, err := syncIncremental(ctx, s, sessionID, p, nli, mark, fresh, total)
+			if !errors.Is(err, errCascade) {
+				return st, err
+			}
 		}
 	}
 	return syncFull(ctx, s, sessionID, p, nli)
