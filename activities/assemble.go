@@ -448,7 +448,7 @@ func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeRe
 			}
 		}
 	}
-	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graphParams(in.Similar), nil); err != nil {
+	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, heartbeating(ctx, graphParams(in.Similar)), nil); err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize similar: %w", err)
 	}
 	ev, err := a.Store.Evidence(ctx, in.SessionID, "")

@@ -10,7 +10,19 @@ import (
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
+
+	"go.temporal.io/sdk/activity"
 )
+
+// heartbeating makes a SIMILAR_TO sync heartbeat between its steps when it
+// runs in an activity (SyncSimilar, Focus, Finalize): a large first sync or
+// many NLI batches must not look like a dead worker.
+func heartbeating(ctx context.Context, gp graph.SimilarParams) graph.SimilarParams {
+	if activity.IsActivity(ctx) {
+		gp.Progress = func() { activity.RecordHeartbeat(ctx, "sync similar") }
+	}
+	return gp
+}
 
 // signalsDoc is what Observe stores under (session, iteration) and the next
 // iteration reads back: the SVD basis, the state embedding, the gap
@@ -125,7 +137,7 @@ func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (Sync
 	if nli != nil {
 		classifier = nli
 	}
-	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, graphParams(in.Similar), classifier)
+	st, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, heartbeating(ctx, graphParams(in.Similar)), classifier)
 	if err != nil {
 		return SyncSimilarResult{}, fmt.Errorf("sync similar: %w", err)
 	}

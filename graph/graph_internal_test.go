@@ -98,15 +98,24 @@ func TestPrefilterFindsPairsAcrossClusterBoundaries(t *testing.T) {
 	}
 }
 
-func TestCapDegree(t *testing.T) {
-	c := []candidate{{0, 1, 0.9}, {0, 2, 0.95}, {1, 2, 0.99}, {2, 3, 0.8}}
-	got := capDegree(c, 1)
-	want := []candidate{{1, 2, 0.99}}
-	if !slices.Equal(got, want) {
+func TestCapPairs(t *testing.T) {
+	c := []idPair{{"a", "b", 0.9}, {"a", "c", 0.95}, {"b", "c", 0.99}, {"c", "d", 0.8}}
+	if got, want := capPairs(c, 1), []idPair{{"b", "c", 0.99}}; !slices.Equal(got, want) {
 		t.Fatalf("cap 1 = %v", got)
 	}
-	if got := capDegree(c, 0); len(got) != 4 {
+	if got := capPairs(c, 0); len(got) != 4 {
 		t.Fatalf("no cap = %v", got)
+	}
+	// Equal weights: the smaller pair wins, whatever the input order.
+	tie := []idPair{{"b", "c", 0.9}, {"a", "c", 0.9}, {"a", "b", 0.9}}
+	if got, want := capPairs(tie, 1), []idPair{{"a", "b", 0.9}}; !slices.Equal(got, want) {
+		t.Fatalf("tie = %v", got)
+	}
+	// The cascade the incremental sync must follow: c-d displaces b-c,
+	// which frees b for a-b.
+	chain := []idPair{{"a", "b", 0.85}, {"b", "c", 0.9}, {"c", "d", 0.95}}
+	if got, want := capPairs(chain, 1), []idPair{{"a", "b", 0.85}, {"c", "d", 0.95}}; !slices.Equal(got, want) {
+		t.Fatalf("chain = %v", got)
 	}
 }
 

@@ -59,6 +59,14 @@ type SimilarParams struct {
 	// algebra.corroboration_boost and algebra.contradiction_penalty); nil
 	// means DefaultRefinement.
 	Refine *Refinement
+	// Progress, when set, is called between the steps of a long sync (each
+	// nearest-neighbour round, each NLI batch): the activity heartbeats
+	// from it.
+	Progress func()
+	// Full forces the full recomputation even when a watermark allows the
+	// incremental sync (tests compare the two; an operator can repair a
+	// session with it).
+	Full bool
 }
 
 // Refinement is the strength refinement of phase 4 (contract.Refinement: it
@@ -117,6 +125,10 @@ type SimilarStats struct {
 	Deferred   int    // unlabelled pairs left for a later sync (MaxClassify)
 	NLIError   string // classification failed: edges were kept without new labels
 	Refined    int    // evidence strengths changed by refinement
+	New        int    // incremental sync: evidence read since the watermark
+	// Incremental says the sync compared only new evidence (and the items
+	// it displaced) through the store's nearest-neighbour index.
+	Incremental bool
 }
 
 // SyncSimilar recomputes the SIMILAR_TO edges of a session in four phases:
@@ -143,6 +155,35 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 	if p.Threshold <= 0 || p.Threshold > 1 {
 		return st, fmt.Errorf("graph: sync similar: threshold %v outside (0,1]", p.Threshold)
 	}
+	mark, ok, err := loadMark(ctx, s, sessionID)
+	if err != nil {
+		return st, fmt.Errorf("graph: sync similar: %w", err)
+	}
+	if ok && !p.Full && mark.matches(p) {
+		// Count first: an item written between the two reads makes the
+		// equation fail and costs a full sync, never a missed item.
+		total, err := s.EvidenceCount(ctx, sessionID)
+		if err != nil {
+			return st, fmt.Errorf("graph: sync similar: count evidence: %w", err)
+		}
+		fresh, err := s.EvidenceSince(ctx, sessionID, mark.Iter)
+		if err != nil {
+			return st, fmt.Errorf("graph: sync similar: read new evidence: %w", err)
+		}
+		if total-len(fresh) == mark.Total-mark.AtOrAfter {
+			st, err := syncIncremental(ctx, s, sessionID, p, nli, mark, fresh, total)
+			if !errors.Is(err, errCascade) {
+				return st, err
+			}
+		}
+	}
+	return syncFull(ctx, s, sessionID, p, nli)
+}
+
+// syncFull is SyncSimilar over all of the session's evidence; it ends by
+// writing the watermark that lets the next sync be incremental.
+func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, nli NLIClassifier) (SimilarStats, error) {
+	var st SimilarStats
 	evs, err := s.Evidence(ctx, sessionID, "")
 	if err != nil {
 		return st, fmt.Errorf("graph: sync similar: read evidence: %w", err)
@@ -172,10 +213,16 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 	}
 
 	// Phase 4: refine strengths.
+	p.progress()
 	n, err := refineStrengths(ctx, s, sessionID, evs, out, p.refinement())
 	st.Refined = n
 	if err != nil {
 		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
+	}
+	if dim := unitDim(evs); dim > 0 {
+		if err := saveMark(ctx, s, sessionID, newMark(p, dim, len(evs), evs, similarMark{})); err != nil {
+			return st, fmt.Errorf("graph: sync similar: %w", err)
+		}
 	}
 	return st, nil
 }
@@ -188,7 +235,7 @@ func prepareSimilar(evs []Evidence, old []Edge, p SimilarParams, st *SimilarStat
 	st.Evidence = len(items.vec)
 	cands, clusters, compared := similarPairs(items, p)
 	st.Clusters, st.Compared = clusters, compared
-	edges := capDegree(cands, p.MaxPerNode)
+	edges := capByID(evs, items, cands, p.MaxPerNode)
 	st.Edges = len(edges)
 	return reuseLabels(evs, items, edges, old, st)
 }
@@ -389,35 +436,27 @@ type unit struct {
 	idx []int
 }
 
-func unitRows(evs []Evidence) unit {
-	// The common dimension is that of the first embedded item.
-	dim := 0
+// unitDim is the common dimension: that of the first embedded item.
+func unitDim(evs []Evidence) int {
 	for _, e := range evs {
 		if len(e.Embedding) > 0 {
-			dim = len(e.Embedding)
-			break
+			return len(e.Embedding)
 		}
 	}
+	return 0
+}
+
+func unitRows(evs []Evidence) unit {
+	dim := unitDim(evs)
 	var u unit
 	for i, e := range evs {
 		if dim == 0 || len(e.Embedding) != dim {
 			continue
 		}
-		v := make([]float64, dim)
-		var nn float64
-		for k, x := range e.Embedding {
-			v[k] = float64(x)
-			nn += v[k] * v[k]
+		if v := UnitVector(e.Embedding); v != nil {
+			u.vec = append(u.vec, v)
+			u.idx = append(u.idx, i)
 		}
-		if nn == 0 || math.IsNaN(nn) || math.IsInf(nn, 0) {
-			continue
-		}
-		inv := 1 / math.Sqrt(nn)
-		for k := range v {
-			v[k] *= inv
-		}
-		u.vec = append(u.vec, v)
-		u.idx = append(u.idx, i)
 	}
 	return u
 }
@@ -599,26 +638,26 @@ func kmeans(vec [][]float64, k int) [][]float64 {
 	return cents
 }
 
-// capDegree keeps the strongest edges such that no item exceeds maxPer
-// edges; ties are broken by pair order. The result is in pair order.
-func capDegree(cands []candidate, maxPer int) []candidate {
+// capByID is capPairs on row candidates: the degree cap with ties broken
+// by evidence id, as the incremental sync breaks them. The result is in
+// pair order.
+func capByID(evs []Evidence, u unit, cands []candidate, maxPer int) []candidate {
 	if maxPer <= 0 {
 		return cands
 	}
-	byWeight := slices.Clone(cands)
-	slices.SortStableFunc(byWeight, func(a, b candidate) int { return cmp.Compare(b.cos, a.cos) })
-	deg := map[int]int{}
-	var kept []candidate
-	for _, c := range byWeight {
-		if deg[c.i] >= maxPer || deg[c.j] >= maxPer {
-			continue
-		}
-		deg[c.i]++
-		deg[c.j]++
-		kept = append(kept, c)
+	back := make(map[[2]string]candidate, len(cands))
+	pairs := make([]idPair, len(cands))
+	for k, c := range cands {
+		pairs[k] = newIDPair(evs[u.idx[c.i]].ID, evs[u.idx[c.j]].ID, c.cos)
+		back[[2]string{pairs[k].A, pairs[k].B}] = c
 	}
-	slices.SortFunc(kept, comparePairs)
-	return kept
+	kept := capPairs(pairs, maxPer)
+	out := make([]candidate, len(kept))
+	for k, c := range kept {
+		out[k] = back[[2]string{c.A, c.B}]
+	}
+	slices.SortFunc(out, comparePairs)
+	return out
 }
 
 // sourceKey is the independence key of a source URL: its host without

@@ -190,6 +190,26 @@ type Store interface {
 	// number of evidence nodes of the session. Tasks without evidence are
 	// absent from the map. It reads no evidence content or embedding.
 	EvidenceCounts(ctx context.Context, sessionID string) (perTask map[string]int, total int, err error)
+
+	// Lane "similar" (#14): what the incremental SIMILAR_TO sync reads
+	// instead of the whole session (docs/similarity-index.md).
+
+	// EvidenceCount is the number of evidence items of the session (with
+	// EvidenceSince, it tells whether an item arrived late, with an older
+	// CreatedIter than the sync's watermark).
+	EvidenceCount(ctx context.Context, sessionID string) (int, error)
+	// EvidenceByIDs returns the named evidence, in Evidence order; an id
+	// that is not evidence of the session is ErrNotFound.
+	EvidenceByIDs(ctx context.Context, sessionID string, ids []string) ([]Evidence, error)
+	// NearestEvidence returns, for each query vector, the session's
+	// evidence whose embedding (of the query's dimension) has cosine >=
+	// threshold with it, strongest first (ties by id). Backends answer
+	// through a vector index and may miss items written moments before
+	// (the index is eventually consistent); callers compare those exactly.
+	NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]Neighbor, error)
+	// SimilarEdges returns the session's SIMILAR_TO edges only, in
+	// SortEdges order.
+	SimilarEdges(ctx context.Context, sessionID string) ([]Edge, error)
 }
 
 // Neighbourhood is what Store.Neighbourhood read (lane expand).
@@ -197,4 +217,10 @@ type Neighbourhood struct {
 	Tasks    []Task
 	Evidence []Evidence
 	Edges    []Edge
+}
+
+// Neighbor is one answer of Store.NearestEvidence.
+type Neighbor struct {
+	ID     string
+	Cosine float64
 }

@@ -55,7 +55,8 @@ var (
 
 // Store is a graph.Store backed by one bbolt file.
 type Store struct {
-	db *bolt.DB
+	db   *bolt.DB
+	vecs *vecCache // lane similar: embeddings for NearestEvidence (similar.go)
 }
 
 var _ graph.Store = (*Store)(nil)
@@ -88,7 +89,7 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("embedded open %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, vecs: newVecCache()}, nil
 }
 
 // Path is the file the store lives in.
@@ -148,6 +149,7 @@ func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) erro
 // ResetSession removes the session and everything in it. Resetting a
 // session that does not exist is not an error.
 func (s *Store) ResetSession(ctx context.Context, sessionID string) error {
+	defer s.vecs.drop(sessionID)
 	return s.update(ctx, "reset session", func(tx *bolt.Tx) error {
 		if sessionID == "" {
 			return errors.New("empty session id")

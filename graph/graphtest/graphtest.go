@@ -68,6 +68,8 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Similar/SyncDegreeCapAndNLIFailure", testSyncCapAndFailure},
 		{"Similar/NLILabelCache", testSyncLabelCache},
 		{"Similar/SyncPrefilterRecall", testSyncPrefilter},
+		{"Similar/IncrementalEqualsFull", testSyncIncremental},
+		{"Similar/NearestEvidence", testNearestEvidence},
 		{"Blobs", testBlobs},
 		{"Ordering/TasksEvidenceEdges", testOrdering},
 		{"Concurrency/ParallelAddEvidence", testConcurrency},

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -68,6 +69,9 @@ type Store struct {
 	// on a cluster a read sees the writes this process made before it
 	// (causal consistency); on a single server it costs nothing.
 	bm driver.BookmarkManager
+	// vecIdx records the vector index dimensions created by this process
+	// (lane similar, similar.go).
+	vecIdx sync.Map
 }
 
 var _ graph.Store = (*Store)(nil)

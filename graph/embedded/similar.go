@@ -1,0 +1,272 @@
+package embedded
+
+// Lane "similar" (#14): the reads of the incremental SIMILAR_TO sync.
+//
+// NearestEvidence is an exact scan over an in-memory copy of each
+// session's embeddings (docs/similarity-index.md says why not an ANN
+// library). The copy is built from the file on first use after Open (so
+// it survives restarts by construction), caught up on every call by a
+// walk over the evidence keys that decodes only the records it has not
+// seen (records are immutable but for strength and SUPPORTS targets), and
+// dropped by ResetSession.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// vecCache holds the embeddings of the sessions queried so far.
+type vecCache struct {
+	mu   sync.Mutex
+	sess map[string]*sessVecs
+}
+
+// sessVecs is one session's rows: content hash, CreatedIter, raw
+// embedding and the inverse of its norm (0: no usable embedding).
+type sessVecs struct {
+	row  map[string]int
+	hash []string
+	iter []int
+	emb  [][]float32
+	inv  []float64
+}
+
+func newVecCache() *vecCache { return &vecCache{sess: map[string]*sessVecs{}} }
+
+func (c *vecCache) drop(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sess, sessionID)
+}
+
+// refresh brings the session's rows up to the transaction's view and calls
+// fn with them under the cache lock. A key set that lost any known key (a
+// reset and re-creation this cache did not see) is rebuilt from scratch.
+func (c *vecCache) refresh(sb *bolt.Bucket, sessionID string, fn func(sv *sessVecs) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sv := c.sess[sessionID]
+	for attempt := 0; attempt < 2; attempt++ {
+		if sv == nil {
+			sv = &sessVecs{row: map[string]int{}}
+		}
+		seen, err := sv.catchUp(sb.Bucket(bktEvidence))
+		if err != nil {
+			delete(c.sess, sessionID)
+			return err
+		}
+		if seen == len(sv.row) {
+			c.sess[sessionID] = sv
+			return fn(sv)
+		}
+		sv = nil
+	}
+	return fmt.Errorf("evidence index of %q does not settle", sessionID)
+}
+
+// catchUp decodes the records not yet known and returns how many of the
+// bucket's keys were known or added (== len(row) when nothing vanished).
+func (sv *sessVecs) catchUp(evb *bolt.Bucket) (int, error) {
+	seen := 0
+	err := evb.ForEach(func(k, v []byte) error {
+		seen++
+		if _, ok := sv.row[string(k)]; ok {
+			return nil
+		}
+		var r struct {
+			Embedding   []byte `json:"embedding"`
+			CreatedIter int    `json:"created_iter"`
+		}
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("decode evidence %q: %w", k, err)
+		}
+		emb, err := unpackF32(r.Embedding)
+		if err != nil {
+			return fmt.Errorf("decode evidence %q: %w", k, err)
+		}
+		sv.row[string(k)] = len(sv.hash)
+		sv.hash = append(sv.hash, string(k))
+		sv.iter = append(sv.iter, r.CreatedIter)
+		sv.emb = append(sv.emb, emb)
+		sv.inv = append(sv.inv, invNorm(emb))
+		return nil
+	})
+	return seen, err
+}
+
+// invNorm is 1/|v| computed as graph.UnitVector does, or 0 when v has no
+// usable direction.
+func invNorm(v []float32) float64 {
+	var nn float64
+	for _, x := range v {
+		nn += float64(x) * float64(x)
+	}
+	if len(v) == 0 || nn == 0 || math.IsNaN(nn) || math.IsInf(nn, 0) {
+		return 0
+	}
+	return 1 / math.Sqrt(nn)
+}
+
+// EvidenceCount is the number of evidence items of the session.
+func (s *Store) EvidenceCount(ctx context.Context, sessionID string) (int, error) {
+	n := 0
+	err := s.view(ctx, "evidence count", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		n = sb.Bucket(bktEvidence).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// EvidenceByIDs returns the named evidence.
+func (s *Store) EvidenceByIDs(ctx context.Context, sessionID string, ids []string) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := s.view(ctx, "evidence by ids", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		hashes := make([]string, 0, len(ids))
+		for _, id := range ids {
+			h, ok := evidenceHash(sessionID, id)
+			if !ok {
+				return fmt.Errorf("evidence %q: %w", id, graph.ErrNotFound)
+			}
+			hashes = append(hashes, h)
+		}
+		out, err = evidenceByHash(sb, sessionID, hashes)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}
+
+func evidenceByHash(sb *bolt.Bucket, sessionID string, hashes []string) ([]graph.Evidence, error) {
+	evb := sb.Bucket(bktEvidence)
+	out := make([]graph.Evidence, 0, len(hashes))
+	for _, h := range hashes {
+		v := evb.Get([]byte(h))
+		if v == nil {
+			return nil, fmt.Errorf("evidence %q: %w", graph.EvidenceID(sessionID, h), graph.ErrNotFound)
+		}
+		var r evidenceRec
+		if err := json.Unmarshal(v, &r); err != nil {
+			return nil, fmt.Errorf("decode evidence %q: %w", h, err)
+		}
+		e, err := recToEvidence(sessionID, h, r)
+		if err != nil {
+			return nil, fmt.Errorf("decode evidence %q: %w", h, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// NearestEvidence scans the session's rows for each query: exact, and
+// never behind the file (the rows are caught up first).
+func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
+	out := make([][]graph.Neighbor, len(queries))
+	err := s.view(ctx, "nearest evidence", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
+			for qi, q := range queries {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				out[qi] = sv.nearest(sessionID, q, threshold)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// nearest is one exact scan. The cosine is summed term by term as
+// graph.Dot(graph.UnitVector(q), graph.UnitVector(row)), so it equals the
+// full sync's value bit for bit.
+func (sv *sessVecs) nearest(sessionID string, q []float32, threshold float64) []graph.Neighbor {
+	uq := graph.UnitVector(q)
+	if uq == nil {
+		return nil
+	}
+	var res []graph.Neighbor
+	for i, emb := range sv.emb {
+		inv := sv.inv[i]
+		if inv == 0 || len(emb) != len(uq) {
+			continue
+		}
+		var c float64
+		for k, x := range emb {
+			c += uq[k] * (float64(x) * inv)
+		}
+		if c >= threshold {
+			res = append(res, graph.Neighbor{ID: graph.EvidenceID(sessionID, sv.hash[i]), Cosine: c})
+		}
+	}
+	slices.SortFunc(res, func(a, b graph.Neighbor) int {
+		if a.Cosine != b.Cosine {
+			if a.Cosine > b.Cosine {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare([]byte(a.ID), []byte(b.ID))
+	})
+	return res
+}
+
+// SimilarEdges returns the SIMILAR_TO edges only.
+func (s *Store) SimilarEdges(ctx context.Context, sessionID string) ([]graph.Edge, error) {
+	var out []graph.Edge
+	err := s.view(ctx, "similar edges", func(tx *bolt.Tx) error {
+		out = nil
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		return sb.Bucket(bktEdges).ForEach(func(k, v []byte) error {
+			from, to, ok := bytes.Cut(k, []byte{0})
+			if !ok {
+				return fmt.Errorf("bad edge key %q", k)
+			}
+			var r similarRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode edge %q: %w", k, err)
+			}
+			out = append(out, graph.Edge{
+				From:   graph.EvidenceID(sessionID, string(from)),
+				To:     graph.EvidenceID(sessionID, string(to)),
+				Kind:   graph.SimilarTo,
+				Weight: r.Weight,
+				Label:  r.Label,
+			})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEdges(out)
+	return out, nil
+}

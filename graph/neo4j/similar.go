@@ -1,0 +1,327 @@
+package neo4j
+
+// Lane "similar" (#14): the reads of the incremental SIMILAR_TO sync, with
+// NearestEvidence answered by a Neo4j 5 vector index.
+//
+// A vector index has one dimension, and Neo4j allows one index per label
+// and property, so evidence of dimension d is indexed under the extra
+// label LetheVec<d> (index lethe_evidence_vec_<d>, cosine). Nodes get the
+// label at their first NearestEvidence call, not at write time, so the
+// write paths are untouched; the index is eventually consistent, which the
+// sync handles by comparing fresh items with each other in Go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Vector query sizes. Not parameters: the first k covers a typical item's
+// neighbourhood in one round, the growth factor bounds the rounds, and past
+// vecMaxK (many sessions with near-identical content crowding the index)
+// an exact scan of the session is cheaper than the index.
+const (
+	vecFirstK = 64
+	vecGrowK  = 4
+	vecMaxK   = 4096
+	// vecSlack widens the index threshold: index scores are float32, the
+	// exact cosine (computed here) decides.
+	vecSlack = 1e-3
+)
+
+func vecLabel(dim int) string { return fmt.Sprintf("LetheVec%d", dim) }
+func vecIndex(dim int) string { return fmt.Sprintf("lethe_evidence_vec_%d", dim) }
+
+// ensureVecIndex creates the index of one dimension once per process.
+func (s *Store) ensureVecIndex(ctx context.Context, dim int) error {
+	if _, ok := s.vecIdx.Load(dim); ok {
+		return nil
+	}
+	q := fmt.Sprintf("CREATE VECTOR INDEX %s IF NOT EXISTS FOR (e:%s) ON e.embedding "+
+		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}",
+		vecIndex(dim), vecLabel(dim), dim)
+	sess := s.session(ctx, driver.AccessModeWrite)
+	defer sess.Close(context.Background())
+	_, err := sess.ExecuteWrite(ctx, func(tx driver.ManagedTransaction) (any, error) {
+		r, err := tx.Run(ctx, q, nil)
+		if err != nil {
+			return nil, err
+		}
+		_, err = r.Consume(ctx)
+		return nil, err
+	})
+	var ne *driver.Neo4jError
+	if errors.As(err, &ne) && strings.Contains(ne.Code, "EquivalentSchemaRuleAlreadyExists") {
+		err = nil
+	}
+	if err != nil {
+		return s.classify("vector index", fmt.Errorf("%s: %w", q, err))
+	}
+	s.vecIdx.Store(dim, true)
+	return nil
+}
+
+// EvidenceCount is the number of evidence items of the session.
+func (s *Store) EvidenceCount(ctx context.Context, sessionID string) (int, error) {
+	var n int64
+	err := s.read(ctx, "evidence count", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		rec, err := single(ctx, tx, "MATCH (e:Evidence {session_id: $sid}) RETURN count(e)", map[string]any{"sid": sessionID})
+		if err != nil {
+			return err
+		}
+		n, _ = rec.Values[0].(int64)
+		return nil
+	})
+	return int(n), err
+}
+
+// EvidenceByIDs returns the named evidence.
+func (s *Store) EvidenceByIDs(ctx context.Context, sessionID string, ids []string) ([]graph.Evidence, error) {
+	list := make([]any, len(ids))
+	for i, id := range ids {
+		list[i] = id
+	}
+	out, err := s.evidenceWhere(ctx, "evidence by ids", sessionID,
+		"UNWIND $ids AS id MATCH (e:Evidence {id: id}) WHERE e.session_id = $sid", map[string]any{"ids": list},
+		func(ctx context.Context, tx driver.ManagedTransaction) error {
+			missing, err := missingEvidence(ctx, tx, sessionID, ids)
+			if err == nil && missing != "" {
+				err = fmt.Errorf("evidence %q: %w", missing, graph.ErrNotFound)
+			}
+			return err
+		})
+	return out, err
+}
+
+// evidenceWhere reads the evidence matched by match (binding e) with its
+// SUPPORTS targets, after check, in one read transaction.
+func (s *Store) evidenceWhere(ctx context.Context, op, sessionID, match string, params map[string]any, check func(context.Context, driver.ManagedTransaction) error) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := s.read(ctx, op, func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if err := check(ctx, tx); err != nil {
+			return err
+		}
+		p := map[string]any{"sid": sessionID}
+		for k, v := range params {
+			p[k] = v
+		}
+		q := match + `
+MATCH (e)-[s:SUPPORTS]->(t:Task)
+WITH e, t ORDER BY coalesce(s.seq, 0), t.id
+RETURN e, collect(t.id)`
+		return each(ctx, tx, q, p, func(r *driver.Record) error {
+			np, err := nodeProps(r.Values[0])
+			if err != nil {
+				return err
+			}
+			raw, _ := r.Values[1].([]any)
+			tids := make([]string, 0, len(raw))
+			for _, v := range raw {
+				id, _ := v.(string)
+				tids = append(tids, id)
+			}
+			if len(tids) == 0 {
+				return fmt.Errorf("evidence %q has no SUPPORTS target", np.str("id"))
+			}
+			e, err := evidenceFrom(np, tids[0], tids[1:])
+			if err != nil {
+				return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}
+
+// SimilarEdges returns the SIMILAR_TO edges only.
+func (s *Store) SimilarEdges(ctx context.Context, sessionID string) ([]graph.Edge, error) {
+	var out []graph.Edge
+	err := s.read(ctx, "similar edges", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return each(ctx, tx, `MATCH (a:Evidence {session_id: $sid})-[r:SIMILAR_TO]->(b:Evidence)
+RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+			e := graph.Edge{Kind: graph.SimilarTo}
+			e.From, _ = r.Values[0].(string)
+			e.To, _ = r.Values[1].(string)
+			e.Weight, _ = r.Values[2].(float64)
+			e.Label, _ = r.Values[3].(string)
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEdges(out)
+	return out, nil
+}
+
+// NearestEvidence labels the session's not yet indexed evidence, then asks
+// the vector index for each query, widening k until the index returns an
+// item under the threshold (then every item over it, of any session, was
+// returned) or k passes vecMaxK (then it scans the session exactly).
+// Cosines are recomputed exactly from the returned embeddings.
+func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
+	out := make([][]graph.Neighbor, len(queries))
+	if len(queries) == 0 {
+		return out, nil
+	}
+	dim := len(queries[0])
+	if dim == 0 {
+		return out, nil
+	}
+	if err := s.ensureVecIndex(ctx, dim); err != nil {
+		return nil, err
+	}
+	label := vecLabel(dim)
+	var labelled int64
+	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		rec, err := single(ctx, tx, fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
+WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim SET e:%s RETURN count(e)`, label, label),
+			map[string]any{"sid": sessionID, "dim": int64(dim)})
+		if err != nil {
+			return err
+		}
+		labelled, _ = rec.Values[0].(int64)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Nodes labelled just now may not be in the index yet. The caller
+	// compares its own queries with each other; when more nodes than that
+	// were labelled (the first call for a session, or evidence the sync
+	// never queried), this call scans exactly instead.
+	scan := labelled > int64(len(queries))
+	err = s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		for i, q := range queries {
+			res, err := s.nearestOne(ctx, tx, sessionID, dim, q, threshold, scan)
+			if err != nil {
+				return err
+			}
+			out[i] = res
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) nearestOne(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, q []float32, threshold float64, scan bool) ([]graph.Neighbor, error) {
+	uq := graph.UnitVector(q)
+	if uq == nil || len(q) != dim {
+		return nil, nil
+	}
+	if scan {
+		return s.scanOne(ctx, tx, sessionID, dim, uq, threshold)
+	}
+	minScore := (1 + threshold - vecSlack) / 2 // index score = (1 + cosine) / 2
+	qv := make([]any, len(q))
+	for i, x := range q {
+		qv[i] = float64(x)
+	}
+	var cands map[string][]float32
+	for k := vecFirstK; ; k *= vecGrowK {
+		if k > vecMaxK {
+			return s.scanOne(ctx, tx, sessionID, dim, uq, threshold)
+		}
+		cands = map[string][]float32{}
+		n, below := 0, false
+		err := each(ctx, tx, `CALL db.index.vector.queryNodes($idx, $k, $q) YIELD node, score
+RETURN node.id, score, CASE WHEN node.session_id = $sid AND score >= $min THEN node.embedding END`,
+			map[string]any{"idx": vecIndex(dim), "k": int64(k), "q": qv, "sid": sessionID, "min": minScore},
+			func(r *driver.Record) error {
+				n++
+				id, _ := r.Values[0].(string)
+				score, _ := r.Values[1].(float64)
+				if score < minScore {
+					below = true
+				}
+				if r.Values[2] != nil {
+					emb, err := asF32(r.Values[2])
+					if err != nil {
+						return fmt.Errorf("evidence %q: %w", id, err)
+					}
+					cands[id] = emb
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, err
+		}
+		if below || n < k {
+			break
+		}
+	}
+	return exactNeighbors(cands, uq, threshold), nil
+}
+
+// scanOne is the exact fallback: every indexed item of the session.
+func (s *Store) scanOne(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, uq []float64, threshold float64) ([]graph.Neighbor, error) {
+	cands := map[string][]float32{}
+	err := each(ctx, tx, fmt.Sprintf("MATCH (e:%s {session_id: $sid}) RETURN e.id, e.embedding", vecLabel(dim)),
+		map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+			id, _ := r.Values[0].(string)
+			emb, err := asF32(r.Values[1])
+			if err != nil {
+				return fmt.Errorf("evidence %q: %w", id, err)
+			}
+			cands[id] = emb
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return exactNeighbors(cands, uq, threshold), nil
+}
+
+// exactNeighbors keeps the candidates with exact cosine >= threshold,
+// strongest first, ties by id.
+func exactNeighbors(cands map[string][]float32, uq []float64, threshold float64) []graph.Neighbor {
+	var res []graph.Neighbor
+	for id, emb := range cands {
+		u := graph.UnitVector(emb)
+		if u == nil || len(u) != len(uq) {
+			continue
+		}
+		if c := graph.Dot(uq, u); c >= threshold {
+			res = append(res, graph.Neighbor{ID: id, Cosine: c})
+		}
+	}
+	slices.SortFunc(res, func(a, b graph.Neighbor) int {
+		switch {
+		case a.Cosine > b.Cosine:
+			return -1
+		case a.Cosine < b.Cosine:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return res
+}
