@@ -788,7 +788,8 @@ type ingestState struct {
 
 // ingestChunk is one embedded chunk of the batch.
 type ingestChunk struct {
-	page, order int // page in the batch, chunk position in the page
+	page, order int  // page in the batch, chunk position in the page
+	hit         bool // part of the search hit of a passage window (research.Document.Hit)
 	text        string
 	emb         []float32
 	v           []float64
@@ -855,14 +856,14 @@ func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal strin
 // information gain against everything judged before them (the research
 // loop's temporal signal).
 func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d research.Document, st *ingestState) error {
-	all := research.Chunk(d.Text, research.IngestChunkConfig(r.ChunkChars))
+	all, hit := research.WindowChunks(d, research.IngestChunkConfig(r.ChunkChars))
 	if len(all) == 0 {
 		return nil
 	}
 	// (A chunk repeated across the batch, from overlapping passage windows
 	// or mirrored pages, is judged each time, as before: its information
 	// gain is near 0 and the store deduplicates it by content hash.)
-	keep := research.SelectChunks(all, st.query, r.MaxChunksEmbedded)
+	keep := research.WithHits(research.SelectChunks(all, st.query, r.MaxChunksEmbedded), hit)
 	if len(keep) == 0 {
 		return nil
 	}
@@ -878,7 +879,7 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 	st.res.EmbedTokens += llm.EstimateAll(chunks)
 	for j, e := range embs {
 		v := algebra.ToFloat64(e)
-		c := ingestChunk{page: page, order: keep[j], text: chunks[j], emb: e, v: v,
+		c := ingestChunk{page: page, order: keep[j], hit: hit[keep[j]], text: chunks[j], emb: e, v: v,
 			ig: algebra.InformationGain(v, st.held), cg: algebra.Cosine(v, st.goal)}
 		st.igSum += c.ig
 		st.held = append(st.held, v) // later chunks are judged against earlier ones too
@@ -903,7 +904,7 @@ func (a *Activities) keepRelevant(ctx context.Context, in IngestInput, p IngestP
 		for _, h := range st.held[:st.before] {
 			held = max(held, algebra.Cosine(c.v, h))
 		}
-		cc[i] = research.ChunkCandidate{Page: c.page, Chars: utf8.RuneCountInString(c.text), Relevance: algebra.Cosine(c.v, q), Held: held}
+		cc[i] = research.ChunkCandidate{Page: c.page, Chars: utf8.RuneCountInString(c.text), Relevance: algebra.Cosine(c.v, q), Held: held, Hit: c.hit}
 	}
 	sim := func(i, j int) float64 { return algebra.Cosine(st.cands[i].v, st.cands[j].v) }
 	picked := research.SelectRelevant(cc, sim, p.Lambda, p.MaxChunksPerPage, p.MaxChars)

@@ -393,6 +393,11 @@ func (c *Corpus) openPassage(doc Document, raw string, n int) (Document, error) 
 	}
 	lo, hi := max(n-1, 0), min(n+2, len(chunks))
 	doc.Text = strings.Join(chunks[lo:hi], "\n\n")
+	start := 0
+	for _, ch := range chunks[lo:n] {
+		start += len(ch) + len("\n\n")
+	}
+	doc.Hit = &Span{Start: start, End: start + len(chunks[n])}
 	doc.URL = raw
 	doc.Links = nil
 	return doc, nil

@@ -283,6 +283,16 @@ func TestPassageOpenNeighbours(t *testing.T) {
 	if !strings.Contains(doc.Text, "/etc/zanzibar.conf") || n < 2 || n > 3 || len(doc.Text) >= len(whole.Text)/2 || doc.URL != hits[0].URL {
 		t.Fatalf("window of %d passages, %d of %d chars, url %s", n, len(doc.Text), len(whole.Text), doc.URL)
 	}
+	// The window marks its hit: the passage the URL names, exactly as the
+	// index cut it, and not its neighbours.
+	pn, _ := passageOf(hits[0].URL)
+	passage := Chunk(whole.Text, IngestChunkConfig(DefaultChunkTarget))[pn]
+	if doc.Hit == nil || doc.Text[doc.Hit.Start:doc.Hit.End] != passage || !strings.Contains(passage, "/etc/zanzibar.conf") {
+		t.Fatalf("hit span %+v of a %d-char window; passage %d is %q", doc.Hit, len(doc.Text), pn, passage)
+	}
+	if whole.Hit != nil {
+		t.Fatalf("a whole document has a hit span %+v", whole.Hit)
+	}
 	for _, bad := range []string{"corpus:///book.md?passage=999", "corpus:///book.md?passage=-1", "corpus:///book.md?passage=01", "corpus:///book.md?x=1"} {
 		if _, err := c.Open(bad); err == nil {
 			t.Errorf("Open(%q) allowed", bad)

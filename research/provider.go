@@ -49,6 +49,16 @@ type Document struct {
 	// Media lists media (audio/video) that belongs to the document and still
 	// needs the Transcribe activity; empty for text documents.
 	Media []MediaRef
+	// Hit is the part of Text a search matched: a corpus passage fetched
+	// with its neighbours marks the passage that was the hit, so Ingest
+	// keeps it before the context around it. Nil: the whole text was asked
+	// for.
+	Hit *Span `json:",omitempty"`
+}
+
+// Span is a byte range [Start, End) of a text.
+type Span struct {
+	Start, End int
 }
 
 // MediaRef points at a media resource to be transcribed (DESIGN.md §7 step

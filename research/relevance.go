@@ -1,6 +1,10 @@
 package research
 
-import "math"
+import (
+	"math"
+	"sort"
+	"strings"
+)
 
 // DefaultIngestLambda is the relevance weight of Ingest's selection: 0.7,
 // the MMR weight assembly uses (algebra.DefaultMMRLambda), so relevance
@@ -13,6 +17,9 @@ type ChunkCandidate struct {
 	Chars     int     // its length in characters (the batch budget counts them)
 	Relevance float64 // cosine between the chunk and the query+task embedding
 	Held      float64 // largest cosine to the evidence held before this batch (0 when none)
+	// Hit: the chunk is (part of) a search hit (Document.Hit), not context
+	// fetched around one. Hits are picked before any other chunk.
+	Hit bool
 }
 
 // SelectRelevant picks the chunks Ingest keeps, relevance first and
@@ -23,7 +30,11 @@ type ChunkCandidate struct {
 //
 // so a chunk that repeats evidence already held, or a chunk already picked,
 // loses to an equally relevant new one, but novelty alone never lifts an
-// irrelevant chunk over a relevant one (λ ≥ ½). A candidate is skipped
+// irrelevant chunk over a relevant one (λ ≥ ½). Search hits (Hit) come
+// first: a non-hit chunk is picked only when no hit is left that fits, so
+// the context fetched around a hit fills the budget the hits leave and
+// never displaces one (a neighbour that repeats the query's words would
+// otherwise win over the passage that answers). A candidate is skipped
 // when its page already has maxPerPage picks or when it would take the
 // picked characters past maxChars; the walk continues with smaller ones.
 // λ is clamped to [0, 1]; maxPerPage or maxChars <= 0 means no such limit;
@@ -59,7 +70,7 @@ func SelectRelevant(c []ChunkCandidate, sim func(i, j int) float64, lambda float
 				rel = math.Inf(-1)
 			}
 			s := lambda*rel - (1-lambda)*red[i]
-			if best < 0 || s > bestScore {
+			if best < 0 || (x.Hit && !c[best].Hit) || (x.Hit == c[best].Hit && s > bestScore) {
 				best, bestScore = i, s
 			}
 		}
@@ -79,4 +90,45 @@ func SelectRelevant(c []ChunkCandidate, sim func(i, j int) float64, lambda float
 			}
 		}
 	}
+}
+
+// WindowChunks chunks a document's text as Ingest does (cfg), keeping its
+// search hit apart (Document.Hit): the text before the hit, the hit and the
+// text after it are chunked separately, so that no chunk straddles the
+// hit's edges; hit[i] reports whether chunk i is (part of) the hit. A
+// document without a hit, or with a span outside its text, is chunked
+// whole with no hit.
+func WindowChunks(d Document, cfg ChunkConfig) (chunks []string, hit []bool) {
+	h := d.Hit
+	if h == nil || h.Start < 0 || h.End > len(d.Text) || h.Start >= h.End {
+		chunks = Chunk(d.Text, cfg)
+		return chunks, make([]bool, len(chunks))
+	}
+	for i, part := range []string{d.Text[:h.Start], d.Text[h.Start:h.End], d.Text[h.End:]} {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		for _, ch := range Chunk(part, cfg) {
+			chunks, hit = append(chunks, ch), append(hit, i == 1)
+		}
+	}
+	return chunks, hit
+}
+
+// WithHits adds the hit chunks (hit[i]: WindowChunks) to a selection keep
+// of chunk indices (SelectChunks) and returns it sorted: the passage a
+// search found is always embedded, whatever its words.
+func WithHits(keep []int, hit []bool) []int {
+	in := make(map[int]bool, len(keep))
+	for _, i := range keep {
+		in[i] = true
+	}
+	out := append([]int(nil), keep...)
+	for i, h := range hit {
+		if h && !in[i] {
+			out = append(out, i)
+		}
+	}
+	sort.Ints(out)
+	return out
 }

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -24,15 +29,51 @@ type params struct {
 }
 
 // cachedEmbedder remembers every vector by kind and text: the same
-// chapters and passages come back question after question.
+// chapters and passages come back question after question. With a file,
+// the vectors also outlive the run (save), so a second run of the
+// benchmark embeds only what changed; the file is per embedder (-cache).
 type cachedEmbedder struct {
 	e     research.Embedder
 	mu    sync.Mutex
 	cache map[string][]float32
+	dirty bool
 }
 
-func newCachedEmbedder(e research.Embedder) *cachedEmbedder {
-	return &cachedEmbedder{e: e, cache: map[string][]float32{}}
+func newCachedEmbedder(e research.Embedder, file string) (*cachedEmbedder, error) {
+	c := &cachedEmbedder{e: e, cache: map[string][]float32{}}
+	if file == "" {
+		return c, nil
+	}
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := gob.NewDecoder(f).Decode(&c.cache); err != nil {
+		return nil, fmt.Errorf("vector cache %s: %w", file, err)
+	}
+	return c, nil
+}
+
+// save writes the vectors to file when any were added.
+func (c *cachedEmbedder) save(file string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if file == "" || !c.dirty {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(c.cache); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file+".tmp", b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	c.dirty = false
+	return os.Rename(file+".tmp", file)
 }
 
 func (c *cachedEmbedder) Embed(ctx context.Context, kind llm.EmbedKind, texts []string) ([][]float32, error) {
@@ -57,6 +98,7 @@ func (c *cachedEmbedder) Embed(ctx context.Context, kind llm.EmbedKind, texts []
 			out[at[j]] = v
 			c.cache[kind.String()+"\x00"+miss[j]] = v
 		}
+		c.dirty = true
 	}
 	return out, nil
 }
@@ -137,11 +179,13 @@ func (e *engines) all(ctx context.Context, q string) (map[string][]string, error
 	for _, p := range bm {
 		out["bm25-5"] = append(out["bm25-5"], p.Text)
 	}
-	nw, err := e.new(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("new: %w", err)
+	for name, unmarked := range map[string]bool{"new": false, "new-unmarked": true} {
+		nw, err := e.new(ctx, q, unmarked)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[name] = nw
 	}
-	out["new"] = nw
 	hy, _, err := e.c.SearchPassages(ctx, q, e.p.k)
 	if err != nil {
 		return nil, err
@@ -201,10 +245,13 @@ func (e *engines) old(ctx context.Context, q string) ([]string, error) {
 }
 
 // new is the passage engine: hybrid top-k passages, each fetched with its
-// neighbours, chunked as Ingest chunks (duplicates across windows once),
-// and Ingest's relevance-first selection. A fresh session holds no
-// evidence, so novelty is among the batch's chunks only.
-func (e *engines) new(ctx context.Context, q string) ([]string, error) {
+// neighbours (the window marks its hit passage), chunked as Ingest chunks
+// (hits apart from their neighbours, duplicates across windows once), and
+// Ingest's selection: hits first, relevance first and novelty second,
+// research.ingest_max_chars. A fresh session holds no evidence, so novelty
+// is among the batch's chunks only. unmarked drops the hit marks: the
+// engine before hits were carried to Ingest.
+func (e *engines) new(ctx context.Context, q string, unmarked bool) ([]string, error) {
 	ps, _, err := e.c.SearchPassages(ctx, q, e.p.k)
 	if err != nil {
 		return nil, err
@@ -212,16 +259,20 @@ func (e *engines) new(ctx context.Context, q string) ([]string, error) {
 	seen := map[string]bool{}
 	var chunks []string
 	var page []int
+	var hits []bool
 	for i, p := range ps {
 		d, err := e.c.Open(research.PassageURL(p.Rel, p.N))
 		if err != nil {
 			return nil, err
 		}
-		all := research.Chunk(d.Text, research.IngestChunkConfig(e.p.chunkChars))
-		for _, j := range research.SelectChunks(all, q, e.p.embedded) {
+		if unmarked {
+			d.Hit = nil
+		}
+		all, hit := research.WindowChunks(d, research.IngestChunkConfig(e.p.chunkChars))
+		for _, j := range research.WithHits(research.SelectChunks(all, q, e.p.embedded), hit) {
 			if !seen[all[j]] {
 				seen[all[j]] = true
-				chunks, page = append(chunks, all[j]), append(page, i)
+				chunks, page, hits = append(chunks, all[j]), append(page, i), append(hits, hit[j])
 			}
 		}
 	}
@@ -238,7 +289,7 @@ func (e *engines) new(ctx context.Context, q string) ([]string, error) {
 	}
 	cands := make([]research.ChunkCandidate, len(chunks))
 	for i, v := range vs {
-		cands[i] = research.ChunkCandidate{Page: page[i], Chars: len([]rune(chunks[i])), Relevance: algebra.Cosine32(v, qv[0])}
+		cands[i] = research.ChunkCandidate{Page: page[i], Chars: len([]rune(chunks[i])), Relevance: algebra.Cosine32(v, qv[0]), Hit: hits[i]}
 	}
 	sim := func(i, j int) float64 { return algebra.Cosine32(vs[i], vs[j]) }
 	var kept []string

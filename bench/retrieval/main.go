@@ -59,14 +59,15 @@ func main() {
 	maxChars := flag.Int("max-chars", 0, "Ingest character budget (0: research.ingest_max_chars)")
 	verbose := flag.Bool("v", false, "one line per question")
 	lambda := flag.Float64("lambda", 0, "Ingest MMR λ (0: research.ingest_lambda)")
+	cache := flag.String("cache", "", "file keeping the vectors between runs (one per embedder; default: none)")
 	flag.Parse()
-	if err := run(*corpus, *embedURL, *indexDir, *n, *k, *maxChars, *lambda, *verbose); err != nil {
+	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(corpus, embedURL, indexDir string, n, k, maxChars int, lambda float64, verbose bool) error {
+func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool) error {
 	ctx := context.Background()
 	qs, err := questions.DebianReference()
 	if err != nil {
@@ -82,7 +83,15 @@ func run(corpus, embedURL, indexDir string, n, k, maxChars int, lambda float64, 
 	if embedURL == "llmtest" {
 		base = testEmbedder{}
 	}
-	emb := newCachedEmbedder(base)
+	emb, err := newCachedEmbedder(base, cache)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := emb.save(cache); err != nil {
+			fmt.Fprintln(os.Stderr, "retrieval: save vector cache:", err)
+		}
+	}()
 	p := params{chunkChars: def.Research.ChunkChars, perPage: def.Research.MaxChunksPerPage, embedded: def.Research.MaxChunksEmbedded,
 		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k}
 	if maxChars > 0 {
@@ -106,7 +115,7 @@ func run(corpus, embedURL, indexDir string, n, k, maxChars int, lambda float64, 
 	defer eng.close()
 	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages; %d questions\n", eng.stats.Docs, eng.stats.Passages, len(qs))
 	rows := map[string]*row{}
-	names := []string{"old", "bm25-5", "hybrid-5", "new"}
+	names := []string{"old", "bm25-5", "hybrid-5", "new-unmarked", "new"}
 	for _, name := range names {
 		rows[name] = &row{name: name}
 	}
@@ -122,6 +131,11 @@ func run(corpus, embedURL, indexDir string, n, k, maxChars int, lambda float64, 
 			ev := questions.Evidence(q, texts)
 			r.add(q.Kind, ev, chars(texts))
 			line = append(line, fmt.Sprintf("%s %.2f %5d", name, ev, chars(texts)))
+		}
+		if i%10 == 9 {
+			if err := emb.save(cache); err != nil {
+				return fmt.Errorf("save vector cache: %w", err)
+			}
 		}
 		if verbose {
 			fmt.Fprintf(os.Stderr, "%3d %s %-10s %s\n", i+1, q.ID, q.Kind, strings.Join(line, " | "))

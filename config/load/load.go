@@ -68,6 +68,10 @@ func Load(src Sources) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
+	commonKeys(env, envVals)
+	if err := refuseSecrets(src.Overrides); err != nil {
+		return config.Config{}, err
+	}
 	for _, kv := range sortedPairs(envVals) {
 		v.Set(kv[0], kv[1])
 	}
@@ -160,4 +164,49 @@ func sortedPairs(m map[string]string) [][2]string {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
+}
+
+// CommonKeyEnv are the environment names other tools use for the search
+// providers' API keys, by parameter: the worker reads them too, so a key
+// already exported for another tool needs no second name. The LETHE_*
+// name wins when both are set.
+var CommonKeyEnv = map[string]string{
+	"research.tavily_api_key": "TAVILY_API_KEY",
+	"research.brave_api_key":  "BRAVE_API_KEY",
+}
+
+// commonKeys fills the API keys from their common environment names where
+// no LETHE_* variable set them (vals: the LETHE_* overrides by key).
+func commonKeys(env []string, vals map[string]string) {
+	for key, name := range CommonKeyEnv {
+		if _, set := vals[key]; set {
+			continue
+		}
+		if v := lookupEnv(env, name); v != "" {
+			vals[key] = v
+		}
+	}
+}
+
+// refuseSecrets refuses an API key among a session's parameters: the
+// parameters travel in the session's workflow input and are recorded in its
+// history, where a key must never be. The key belongs in the worker's
+// environment or config file.
+func refuseSecrets(overrides map[string]string) error {
+	var bad []string
+	for key := range overrides {
+		if _, ok := CommonKeyEnv[key]; ok {
+			bad = append(bad, key)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	var hint []string
+	for _, key := range bad {
+		hint = append(hint, fmt.Sprintf("%s or %s", EnvName(key), CommonKeyEnv[key]))
+	}
+	return fmt.Errorf("config: %s cannot be a session parameter (it would be recorded in the workflow history); set %s in the worker's environment or config file",
+		strings.Join(bad, ", "), strings.Join(hint, "; "))
 }
