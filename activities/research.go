@@ -240,10 +240,11 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 		return DiscoverResult{}, fmt.Errorf("discover session: %w", err)
 	}
 	var hits []research.Hit
+	var searchTokens int // the corpus search's own embeddings
 	if in.Provider == "" {
-		hits, err = a.searchAll(ctx, lg, in)
+		hits, searchTokens, err = a.searchAll(ctx, lg, in)
 	} else {
-		hits, err = a.searchOne(ctx, lg, in)
+		hits, searchTokens, err = a.searchOne(ctx, lg, in)
 	}
 	if err != nil {
 		return DiscoverResult{}, err
@@ -252,7 +253,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	// embedder and history.
 	hits = researchLimits(a.Cfg).Hits(hits)
 	if len(hits) == 0 {
-		return DiscoverResult{Provider: in.Provider}, nil
+		return DiscoverResult{Provider: in.Provider, EmbedTokens: searchTokens}, nil
 	}
 	texts := make([]string, len(hits))
 	for i, h := range hits {
@@ -262,7 +263,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	if err != nil {
 		return DiscoverResult{}, fmt.Errorf("discover embed: %w", err)
 	}
-	out := DiscoverResult{EmbedTokens: llm.EstimateAll(texts), Provider: in.Provider}
+	out := DiscoverResult{EmbedTokens: searchTokens + llm.EstimateAll(texts), Provider: in.Provider}
 	for i, h := range hits {
 		out.Candidates = append(out.Candidates, research.Candidate{
 			URL: h.URL, Title: h.Title, Snippet: truncate(h.Snippet, 300), Provider: h.Provider,
@@ -274,7 +275,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 
 // searchAll asks every configured provider; nil hits and no error when
 // none is configured, an error only when all of them fail.
-func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverInput) ([]research.Hit, error) {
+func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverInput) ([]research.Hit, int, error) {
 	var providers []research.Provider
 	if a.Corpus != nil {
 		providers = append(providers, a.Corpus)
@@ -284,15 +285,17 @@ func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverIn
 	}
 	if len(providers) == 0 {
 		lg.Warn("discover: no provider configured (research.corpus_dir, research.searxng_url)", "query", in.Query)
-		return nil, nil
+		return nil, 0, nil
 	}
 	var hits []research.Hit
 	var errs []error
+	tokens := 0
 	for _, p := range providers {
-		h, err := p.Search(ctx, in.Query, in.Limit)
+		h, n, err := a.search(ctx, p, in)
+		tokens += n
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, tokens, ctx.Err()
 			}
 			lg.Warn("discover: provider failed", "provider", p.Name(), "query", in.Query, "error", err)
 			errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
@@ -301,9 +304,19 @@ func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverIn
 		hits = append(hits, h...)
 	}
 	if len(errs) == len(providers) {
-		return nil, fmt.Errorf("discover %q: %w", in.Query, errors.Join(errs...))
+		return nil, tokens, fmt.Errorf("discover %q: %w", in.Query, errors.Join(errs...))
 	}
-	return hits, nil
+	return hits, tokens, nil
+}
+
+// search asks one provider; the corpus with the session's rerank settings,
+// returning the tokens its rerank embedded.
+func (a *Activities) search(ctx context.Context, p research.Provider, in DiscoverInput) ([]research.Hit, int, error) {
+	if c, ok := p.(*research.Corpus); ok {
+		return c.SearchWith(ctx, in.Query, in.Limit, research.SearchOptions{Candidates: in.CorpusCandidates, RRFK: in.CorpusRRFK})
+	}
+	h, err := p.Search(ctx, in.Query, in.Limit)
+	return h, 0, err
 }
 
 // searchOne asks the one provider the workflow named. Its failure is
@@ -313,7 +326,7 @@ func (a *Activities) searchAll(ctx context.Context, lg log.Logger, in DiscoverIn
 // answer) or a provider this worker cannot serve is non-retryable, so the
 // next provider is asked at once; network errors and 5xx are retried by
 // the activity's retry policy.
-func (a *Activities) searchOne(ctx context.Context, lg log.Logger, in DiscoverInput) ([]research.Hit, error) {
+func (a *Activities) searchOne(ctx context.Context, lg log.Logger, in DiscoverInput) ([]research.Hit, int, error) {
 	var p research.Provider
 	if in.Provider == config.ProviderCorpus {
 		if a.Corpus != nil {
@@ -324,18 +337,18 @@ func (a *Activities) searchOne(ctx context.Context, lg log.Logger, in DiscoverIn
 	}
 	if p == nil {
 		err := fmt.Errorf("discover: provider %q is not configured on this worker (research.corpus_dir, research.searxng_url, research.tavily_api_key, research.brave_api_key)", in.Provider)
-		return nil, nonRetryable(ErrSearchFailed, err)
+		return nil, 0, nonRetryable(ErrSearchFailed, err)
 	}
-	hits, err := p.Search(ctx, in.Query, in.Limit)
+	hits, tokens, err := a.search(ctx, p, in)
 	if err == nil {
-		lg.Info("discover", "provider", in.Provider, "query", in.Query, "hits", len(hits))
-		return hits, nil
+		lg.Info("discover", "provider", in.Provider, "query", in.Query, "hits", len(hits), "embed_tokens", tokens)
+		return hits, tokens, nil
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, tokens, ctx.Err()
 	}
 	lg.Warn("discover: provider failed", "provider", in.Provider, "query", in.Query, "error", err)
-	return nil, searchFailure(fmt.Errorf("discover %q on %s: %w", in.Query, in.Provider, err), in.MaxRetryAfter)
+	return nil, tokens, searchFailure(fmt.Errorf("discover %q on %s: %w", in.Query, in.Provider, err), in.MaxRetryAfter)
 }
 
 // searchFailure maps a provider's error to what the Discover retry policy

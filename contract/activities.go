@@ -454,13 +454,21 @@ type DiscoverInput struct {
 	// reported as unavailable (non-retryable: the next provider is asked);
 	// 0 means one minute (research.search_max_retry_after).
 	MaxRetryAfter time.Duration `json:"max_retry_after,omitempty"`
+	// CorpusCandidates and CorpusRRFK are the corpus search's rerank
+	// candidates and fusion constant from the session's recorded config
+	// (research.corpus_candidates, research.corpus_rrf_k); 0: the worker's
+	// (sessions recorded before the fields existed).
+	CorpusCandidates int     `json:"corpus_candidates,omitempty"`
+	CorpusRRFK       float64 `json:"corpus_rrf_k,omitempty"`
 }
 
 // DiscoverResult lists candidate URLs with their goal cosines.
 type DiscoverResult struct {
 	Candidates []URLCandidate `json:"candidates"`
 	// EmbedTokens estimates the tokens embedded (llm.EstimateAll): the
-	// session's token budget counts research.
+	// session's token budget counts research. It includes the corpus
+	// search's query and the passages it embedded (not those its vector
+	// cache held).
 	EmbedTokens int `json:"embed_tokens,omitempty"`
 	// Provider is the provider that answered (empty for the merged shape).
 	Provider string `json:"provider,omitempty"`

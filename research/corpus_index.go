@@ -39,15 +39,31 @@ func PassageURL(rel string, n int) string {
 // brought up to date first (see CorpusConfig.RecheckInterval). limit <= 0
 // means 10. A query without index terms returns no hits.
 func (c *Corpus) Search(ctx context.Context, q string, limit int) ([]Hit, error) {
+	hits, _, err := c.SearchWith(ctx, q, limit, SearchOptions{})
+	return hits, err
+}
+
+// SearchOptions are a session's settings of one corpus search; zero fields
+// take the corpus's (CorpusConfig.Candidates, CorpusConfig.RRFK).
+type SearchOptions struct {
+	Candidates int
+	RRFK       float64
+}
+
+// SearchWith is Search with a session's options; it also returns the
+// tokens it sent to the embedder (llm.EstimateAll of the query and of the
+// passages the vector cache did not hold), which the session's token
+// budget counts.
+func (c *Corpus) SearchWith(ctx context.Context, q string, limit int, o SearchOptions) ([]Hit, int, error) {
 	if err := c.refresh(ctx, false); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if limit <= 0 {
 		limit = defaultSearchLimit
 	}
-	ps, scores, err := c.SearchPassages(ctx, q, limit)
+	ps, scores, tokens, err := c.searchPassages(ctx, q, limit, o)
 	if err != nil {
-		return nil, err
+		return nil, tokens, err
 	}
 	hits := make([]Hit, 0, len(ps))
 	for i, p := range ps {
@@ -56,37 +72,50 @@ func (c *Corpus) Search(ctx context.Context, q string, limit int) ([]Hit, error)
 			Score: scores[i], Provider: CorpusProviderName,
 		})
 	}
-	return c.limits.Hits(hits), nil
+	return c.limits.Hits(hits), tokens, nil
 }
 
 // SearchPassages returns the best limit passages for q, hybrid-ranked as
 // Search describes, with their scores. It does not refresh the index.
 func (c *Corpus) SearchPassages(ctx context.Context, q string, limit int) ([]Passage, []float64, error) {
+	ps, scores, _, err := c.searchPassages(ctx, q, limit, SearchOptions{})
+	return ps, scores, err
+}
+
+func (c *Corpus) searchPassages(ctx context.Context, q string, limit int, o SearchOptions) ([]Passage, []float64, int, error) {
 	c.mu.Lock()
 	ix := c.ix
 	c.mu.Unlock()
 	if ix == nil {
 		if err := c.refresh(ctx, false); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		c.mu.Lock()
 		ix = c.ix
 		c.mu.Unlock()
 	}
-	cands, err := ix.bm25(q, max(limit, c.candidates))
+	if o.Candidates <= 0 {
+		o.Candidates = c.candidates
+	}
+	if o.RRFK <= 0 {
+		o.RRFK = c.rrfK
+	}
+	cands, err := ix.bm25(q, max(limit, o.Candidates))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	scores := make([]float64, len(cands))
 	for i, p := range cands {
 		scores[i] = p.Score
 	}
+	tokens := 0
 	if c.embed != nil && len(cands) > 1 {
 		c.mu.Lock() // the cache's in-memory map and bolt writes
-		order, fused, err := ix.hybridOrder(ctx, c.embed, c.embedModel, q, cands, c.rrfK)
+		order, fused, n, err := ix.hybridOrder(ctx, c.embed, c.embedModel, q, cands, o.RRFK)
 		c.mu.Unlock()
+		tokens = n
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, tokens, err
 		}
 		re := make([]Passage, len(order))
 		rs := make([]float64, len(order))
@@ -98,7 +127,7 @@ func (c *Corpus) SearchPassages(ctx context.Context, q string, limit int) ([]Pas
 	if len(cands) > limit {
 		cands, scores = cands[:limit], scores[:limit]
 	}
-	return cands, scores, nil
+	return cands, scores, tokens, nil
 }
 
 // BM25Passages returns the best limit passages for q by BM25 alone (no

@@ -85,8 +85,9 @@ func embKey(model, hash string) []byte {
 }
 
 // passageVectors returns the document embedding of every passage, from the
-// cache where it holds them, embedding (in one call) and caching the rest.
-func (p *passageIndex) passageVectors(ctx context.Context, e Embedder, model string, ps []Passage) ([][]float32, error) {
+// cache where it holds them, embedding (in one call) and caching the rest,
+// and the tokens it sent to the embedder (llm.EstimateAll).
+func (p *passageIndex) passageVectors(ctx context.Context, e Embedder, model string, ps []Passage) ([][]float32, int, error) {
 	out := make([][]float32, len(ps))
 	var miss []int
 	p.cacheGet(model, ps, out)
@@ -96,23 +97,24 @@ func (p *passageIndex) passageVectors(ctx context.Context, e Embedder, model str
 		}
 	}
 	if len(miss) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
 	texts := make([]string, len(miss))
 	for j, i := range miss {
 		texts[j] = ps[i].Title + "\n" + ps[i].Text
 	}
+	tokens := llm.EstimateAll(texts)
 	vecs, err := e.Embed(ctx, llm.Document, texts)
 	if err != nil {
-		return nil, fmt.Errorf("research: embed corpus passages: %w", err)
+		return nil, tokens, fmt.Errorf("research: embed corpus passages: %w", err)
 	}
 	if len(vecs) != len(miss) {
-		return nil, fmt.Errorf("research: embed corpus passages: %d vectors for %d texts", len(vecs), len(miss))
+		return nil, tokens, fmt.Errorf("research: embed corpus passages: %d vectors for %d texts", len(vecs), len(miss))
 	}
 	for j, i := range miss {
 		out[i] = vecs[j]
 	}
-	return out, p.cachePut(model, ps, miss, vecs)
+	return out, tokens, p.cachePut(model, ps, miss, vecs)
 }
 
 func (p *passageIndex) cacheGet(model string, ps []Passage, out [][]float32) {
@@ -180,18 +182,21 @@ func decodeVec(b []byte) []float32 {
 // hybridOrder reranks BM25 candidates (best first) with the embedding model:
 // the cosine between the query's embedding and each passage's, fused with
 // the BM25 rank by reciprocal rank (k). It returns the candidates' indices,
-// best first, and their fused scores.
-func (p *passageIndex) hybridOrder(ctx context.Context, e Embedder, model, q string, ps []Passage, k float64) ([]int, []float64, error) {
+// best first, their fused scores and the tokens sent to the embedder (the
+// query, and the passages the cache did not hold).
+func (p *passageIndex) hybridOrder(ctx context.Context, e Embedder, model, q string, ps []Passage, k float64) ([]int, []float64, int, error) {
+	tokens := llm.EstimateAll([]string{q})
 	qv, err := e.Embed(ctx, llm.Query, []string{q})
 	if err != nil {
-		return nil, nil, fmt.Errorf("research: embed corpus query: %w", err)
+		return nil, nil, tokens, fmt.Errorf("research: embed corpus query: %w", err)
 	}
 	if len(qv) != 1 {
-		return nil, nil, fmt.Errorf("research: embed corpus query: %d vectors for 1 text", len(qv))
+		return nil, nil, tokens, fmt.Errorf("research: embed corpus query: %d vectors for 1 text", len(qv))
 	}
-	vecs, err := p.passageVectors(ctx, e, model, ps)
+	vecs, n, err := p.passageVectors(ctx, e, model, ps)
+	tokens += n
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, tokens, err
 	}
 	cos := make([]float64, len(ps))
 	bm := make([]int, len(ps))
@@ -205,5 +210,5 @@ func (p *passageIndex) hybridOrder(ctx context.Context, e Embedder, model, q str
 	for i, r := range rank {
 		order[r] = i
 	}
-	return order, fused, nil
+	return order, fused, tokens, nil
 }

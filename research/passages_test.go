@@ -315,11 +315,21 @@ func TestPassageHybridRerank(t *testing.T) {
 	if first < 3 { // the query and at least two passages
 		t.Fatalf("embedded %d texts", first)
 	}
-	if _, err := c.Search(t.Context(), "tomato plants watering", 5); err != nil {
+	// The tokens a search reports are those it sent: the query and the
+	// passages the cache did not hold; a session's settings apply.
+	_, tokens, err := c.SearchWith(t.Context(), "tomato plants watering", 5, SearchOptions{Candidates: 2, RRFK: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got := emb.count() - first; got != 1 {
 		t.Fatalf("second search embedded %d texts, want only the query", got)
+	}
+	if want := llm.EstimateAll([]string{"tomato plants watering"}); tokens != want {
+		t.Fatalf("second search reports %d embed tokens, want the query's %d", tokens, want)
+	}
+	_, tokens, err = c.SearchWith(t.Context(), "Mars rovers and tomato plants", 5, SearchOptions{})
+	if err != nil || tokens <= llm.EstimateAll([]string{"Mars rovers and tomato plants"}) {
+		t.Fatalf("a search of new passages reports %d embed tokens: %v", tokens, err)
 	}
 	c.Close()
 	emb2 := &countingEmbedder{}

@@ -146,7 +146,8 @@ func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, e
 	for _, p := range chain {
 		var disc contract.DiscoverResult
 		dq := contract.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit,
-			Provider: p, MaxRetryAfter: cfg.Research.SearchMaxRetryAfter}
+			Provider: p, MaxRetryAfter: cfg.Research.SearchMaxRetryAfter,
+			CorpusCandidates: cfg.Research.CorpusCandidates, CorpusRRFK: cfg.Research.CorpusRRFK}
 		err := r.exec(ctx, summarized(discoverCtx(ctx, cfg, p), "discover %q on %s", r.in.Call.Query, p), acts.Discover, dq, &disc)
 		r.res.EmbedTokens += disc.EmbedTokens
 		switch {
@@ -177,7 +178,8 @@ func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, e
 func (r *researchRun) discoverMerged(ctx workflow.Context) ([]contract.URLCandidate, error) {
 	cfg := r.in.Config
 	var disc contract.DiscoverResult
-	dq := contract.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit}
+	dq := contract.DiscoverInput{SessionID: r.in.SessionID, Query: r.in.Call.Query, Limit: cfg.Research.DiscoverLimit,
+		CorpusCandidates: cfg.Research.CorpusCandidates, CorpusRRFK: cfg.Research.CorpusRRFK}
 	if err := r.exec(ctx, summarized(graphCtx(ctx, cfg), "discover %q", r.in.Call.Query), acts.Discover, dq, &disc); err != nil {
 		if r.outage(err) {
 			return nil, nil
