@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -411,50 +410,4 @@ func listDir(dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
-}
-
-// TestIngestKeepsSearchHit: a corpus passage window whose neighbour
-// repeats the query's words while the hit passage answers in other words.
-// With room for one chunk, Ingest keeps the hit, not the neighbour that
-// the (lexical test) embedding ranks as more relevant; with room for two
-// the neighbour comes second.
-func TestIngestKeepsSearchHit(t *testing.T) {
-	env, store, _, _ := newResearchEnv(t, t.TempDir(), map[string]string{"research.browser_path": "off"})
-	neighbour := strings.Repeat("The apt proxy is configured by the apt proxy configuration of apt. ", 5)
-	hit := strings.Repeat("Set Acquire::http::Proxy in /etc/apt/apt.conf.d/ to the cache's address, for example. ", 6)
-	text := neighbour + "\n\n" + hit
-	doc := research.Document{URL: "corpus:///apt.md?passage=1", Title: "APT", Text: text, Kind: graph.KindText,
-		Hit: &research.Span{Start: len(neighbour) + 2, End: len(text)}}
-	for _, tc := range []struct {
-		maxChars int
-		want     []string
-	}{
-		{len(hit) + 10, []string{hit}},
-		{len(hit) + len(neighbour) + 10, []string{neighbour, hit}},
-	} {
-		sid, key := fmt.Sprintf("hit-%d", tc.maxChars), "research/1/0/0"
-		if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How is the apt proxy configured?"}); err != nil {
-			t.Fatal(err)
-		}
-		stage(t, store, sid, key, []research.Document{doc})
-		_, err := env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: key, Task: "root", Iteration: 1,
-			Query: "how is the apt proxy configured", Params: activities.IngestParams{ChunkChars: 1200, MaxChunksPerPage: 12,
-				MaxChunksEmbedded: 48, SVDK: 16, MinEvidence: 3, Lambda: 0.7, MaxChars: tc.maxChars}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev, _ := store.Evidence(t.Context(), sid, "")
-		var got []string
-		for _, e := range ev {
-			got = append(got, strings.TrimSpace(e.Content))
-		}
-		for _, w := range tc.want {
-			if !slices.Contains(got, strings.TrimSpace(w)) {
-				t.Fatalf("budget %d: evidence %q lacks %q", tc.maxChars, got, w)
-			}
-		}
-		if len(got) != len(tc.want) {
-			t.Fatalf("budget %d: %d evidence items, want %d", tc.maxChars, len(got), len(tc.want))
-		}
-	}
 }
