@@ -3,17 +3,52 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/workflows"
 )
+
+// afterObserve is the first WorkflowTaskCompleted event after iteration
+// n's Observe: a completed activity in older shapes, a local-activity
+// marker since bounded-view (the marker is written with the workflow task
+// that ran it, so the reset point is the next task's completion), or 0.
+func afterObserve(events []*historypb.HistoryEvent, n int) int64 {
+	observed := 0
+	for i, e := range events {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "Observe" {
+			observed++
+			continue
+		}
+		if observed == n && e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED {
+			return nextTaskCompleted(events[i:])
+		}
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" &&
+			strings.Contains(m.GetDetails()["data"].String(), `Observe`) {
+			if observed++; observed == n {
+				return nextTaskCompleted(events[i+1:])
+			}
+		}
+	}
+	return 0
+}
+
+func nextTaskCompleted(events []*historypb.HistoryEvent) int64 {
+	for _, e := range events {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			return e.GetEventId()
+		}
+	}
+	return 0
+}
 
 // TestResetToEarlierIteration resets a finished session to the workflow task
 // after iteration 2's signals (what `temporal workflow reset --event-id`
@@ -26,21 +61,7 @@ func TestResetToEarlierIteration(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := history(t, l.c, l.id, l.run.GetRunID())
-	observed, resetAt := 0, int64(0)
-	for i, e := range h.Events {
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "Observe" {
-			observed++
-		}
-		if observed == 2 && e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED {
-			for _, next := range h.Events[i:] {
-				if next.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
-					resetAt = next.GetEventId()
-					break
-				}
-			}
-			break
-		}
-	}
+	resetAt := afterObserve(h.Events, 2)
 	if resetAt == 0 {
 		t.Fatal("no workflow task after iteration 2 to reset to")
 	}
