@@ -92,16 +92,23 @@ func deltaPairs(ctx context.Context, s Store, sessionID string, p SimilarParams,
 		}
 	}
 	join(fresh)
-	queried := 0
+	queried, cost, budget := 0, 0, fullBudget(st.Evidence, p)
 	for {
+		// The round's cost is known before it runs: each pending item is
+		// scanned against the session (the embedded index is an exact
+		// scan) and against every compared item. A cascade through whole
+		// topics is given up before it costs more than the full sync
+		// (measured at 10k evidence: 185 s of scans when checked only
+		// after the round, against about 30 s for the full sync).
+		pending := len(active) - queried
+		if cost += pending * (st.Evidence + len(active)); cost > budget {
+			return nil, errCascade
+		}
 		if err := queryActive(ctx, s, sessionID, p, vecs, raw, active, queried, add, st); err != nil {
 			return nil, err
 		}
 		queried = len(active)
 		p.progress()
-		if st.Compared > fullBudget(st.Evidence, p) {
-			return nil, errCascade
-		}
 		kept := capPairs(pairList(known), p.MaxPerNode)
 		lost := droppedEnds(stored, kept, vecs)
 		if len(lost) == 0 {
