@@ -245,28 +245,34 @@ func (s *Store) SimilarEdges(ctx context.Context, sessionID string) ([]graph.Edg
 		if err != nil {
 			return err
 		}
-		return sb.Bucket(bktEdges).ForEach(func(k, v []byte) error {
-			from, to, ok := bytes.Cut(k, []byte{0})
-			if !ok {
-				return fmt.Errorf("bad edge key %q", k)
-			}
-			var r similarRec
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("decode edge %q: %w", k, err)
-			}
-			out = append(out, graph.Edge{
-				From:   graph.EvidenceID(sessionID, string(from)),
-				To:     graph.EvidenceID(sessionID, string(to)),
-				Kind:   graph.SimilarTo,
-				Weight: r.Weight,
-				Label:  r.Label,
-			})
-			return nil
-		})
+		return appendSimilar(sb.Bucket(bktEdges), sessionID, &out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	graph.SortEdges(out)
 	return out, nil
+}
+
+// appendSimilar appends the SIMILAR_TO edges stored in a session's edge
+// bucket (keys "from\x00to" of evidence hashes) to out.
+func appendSimilar(b *bolt.Bucket, sessionID string, out *[]graph.Edge) error {
+	return b.ForEach(func(k, v []byte) error {
+		from, to, ok := bytes.Cut(k, []byte{0})
+		if !ok {
+			return fmt.Errorf("bad edge key %q", k)
+		}
+		var r similarRec
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("decode edge %q: %w", k, err)
+		}
+		*out = append(*out, graph.Edge{
+			From:   graph.EvidenceID(sessionID, string(from)),
+			To:     graph.EvidenceID(sessionID, string(to)),
+			Kind:   graph.SimilarTo,
+			Weight: r.Weight,
+			Label:  r.Label,
+		})
+		return nil
+	})
 }

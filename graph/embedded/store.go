@@ -591,24 +591,7 @@ func (s *Store) Edges(ctx context.Context, sessionID string) ([]graph.Edge, erro
 		if err != nil {
 			return err
 		}
-		return sb.Bucket(bktEdges).ForEach(func(k, v []byte) error {
-			from, to, ok := bytes.Cut(k, []byte{0})
-			if !ok {
-				return fmt.Errorf("bad edge key %q", k)
-			}
-			var r similarRec
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("decode edge %q: %w", k, err)
-			}
-			out = append(out, graph.Edge{
-				From:   graph.EvidenceID(sessionID, string(from)),
-				To:     graph.EvidenceID(sessionID, string(to)),
-				Kind:   graph.SimilarTo,
-				Weight: r.Weight,
-				Label:  r.Label,
-			})
-			return nil
-		})
+		return appendSimilar(sb.Bucket(bktEdges), sessionID, &out)
 	})
 	if err != nil {
 		return nil, err

@@ -123,22 +123,9 @@ MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
 RETURN e, collect(t.id)`
 		return each(ctx, tx, q, p, func(r *driver.Record) error {
-			np, err := nodeProps(r.Values[0])
+			e, err := evidenceRecord(r)
 			if err != nil {
 				return err
-			}
-			raw, _ := r.Values[1].([]any)
-			tids := make([]string, 0, len(raw))
-			for _, v := range raw {
-				id, _ := v.(string)
-				tids = append(tids, id)
-			}
-			if len(tids) == 0 {
-				return fmt.Errorf("evidence %q has no SUPPORTS target", np.str("id"))
-			}
-			e, err := evidenceFrom(np, tids[0], tids[1:])
-			if err != nil {
-				return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
 			}
 			out = append(out, e)
 			return nil
