@@ -4,8 +4,9 @@
 # ${LETHE_CACHE}/models-venv-*, once per machine), over the Debian Reference
 # as an offline corpus, on a real dev server. `make test-real-models` runs
 # it; the test prints tokens, per-call latency and the share of wall time
-# spent outside model calls. .ci/run runs the same test as its last step
-# (scripts/ci/post-50-real-models.sh, on ports of its own).
+# spent outside model calls. .ci/run's last step holds every lethe session
+# of its evaluation to the same checks (TestRealModelEvaluation,
+# scripts/ci/post-50-real-models.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! dpkg -s debian-reference-en >/dev/null 2>&1; then
