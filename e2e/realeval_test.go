@@ -110,6 +110,7 @@ func TestRealModelEvaluation(t *testing.T) {
 		}
 		t.Logf("lethe session %s:", sid)
 		logRealModelStats(t, sres, history(t, c, sid, ""), 0)
+		t.Logf("report (%d bytes):\n%s", len(sres.Report), realClip(sres.Report, 6000))
 		checkRealSession(t, store, sid, sres, evalIterations)
 	}
 	if len(res.Summaries) != 3 {
