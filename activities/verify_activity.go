@@ -223,19 +223,49 @@ func Excerpt(sentence string, texts []string, chars int) string {
 	return truncate(strings.Join(parts, " … "), chars)
 }
 
-// splitPassage cuts a line into sentences, and a sentence longer than
-// chars into pieces of chars.
+// splitPassage cuts a line into sentences (after ".", "!" or "?" and a
+// space), and a sentence longer than chars runes into pieces of at most
+// chars cut at a space, with "…" on both sides of each cut: an excerpt
+// quoted in a report never ends mid-word ("by the VNC o [1]"), and the
+// reader sees where words were left out. containment (ContainedIn) reads
+// the "…" as a gap, so a cut piece still proves itself.
 func splitPassage(line string, chars int) []string {
 	var out []string
-	for _, s := range strings.SplitAfter(line, ". ") {
-		r := []rune(strings.TrimSpace(s))
-		for len(r) > chars {
-			out = append(out, string(r[:chars]))
-			r = r[chars:]
+	start := 0
+	for i := 0; i+1 < len(line); i++ {
+		if strings.IndexByte(".!?", line[i]) >= 0 && line[i+1] == ' ' {
+			out = append(out, cutPiece(line[start:i+1], chars)...)
+			start = i + 1
 		}
-		out = append(out, string(r))
 	}
-	return out
+	return append(out, cutPiece(line[start:], chars)...)
+}
+
+// minCutRunes is the shortest piece splitPassage makes when it looks for
+// a space to cut at; a run of letters longer than that is cut inside.
+const minCutRunes = 8
+
+// cutPiece bounds one sentence to chars runes per piece, cutting at the
+// last space that leaves a piece of at least half of chars.
+func cutPiece(s string, chars int) []string {
+	r := []rune(strings.TrimSpace(s))
+	if chars < minCutRunes {
+		return []string{string(r)}
+	}
+	var out []string
+	for len(r) > chars {
+		limit := chars - 1 // room for the "…"
+		cut := limit
+		for j := limit; j >= chars/2; j-- {
+			if r[j] == ' ' {
+				cut = j
+				break
+			}
+		}
+		out = append(out, strings.TrimRight(string(r[:cut]), " ")+"…")
+		r = append([]rune("…"), []rune(strings.TrimLeft(string(r[cut:]), " "))...)
+	}
+	return append(out, string(r))
 }
 
 func wordSet(s string) map[string]bool {

@@ -75,7 +75,7 @@ func TestExcerpt(t *testing.T) {
 		{"Lithium dendrites grow at grain boundaries", 45, "Dendrites grow along grain boundaries."},
 		{"Lithium dendrites grow at grain boundaries", 80, "Intro about batteries. … Dendrites grow along grain boundaries."}, // ties: the earlier passage
 		{"The cathode loses contact", 40, "The cathode swells and loses contact."},
-		{"anything", 10, "Intro abou"}, // no overlap: the first passage, cut
+		{"anything", 10, "Intro…"}, // no overlap: the first passage, cut at a word
 	} {
 		if got := Excerpt(c.sentence, texts, c.chars); got != c.want {
 			t.Errorf("%q (%d): %q, want %q", c.sentence, c.chars, got, c.want)
