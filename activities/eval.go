@@ -226,15 +226,15 @@ func judgeErr(ctx context.Context, err error) error {
 	return nonRetryable(ErrLLM, fmt.Errorf("judge: %w", err))
 }
 
-// scoredSources returns the text of each source number and every text the
-// system read. A session's are its evidence in the graph store (bounded
-// by eval.evidence_max_chars), grouped by source URL; a baseline's are the
-// chunks it was given.
-func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int]string, []string, error) {
-	texts := map[int]string{}
+// scoredSources returns the texts of each source number and every text
+// the system read. A session's are its evidence in the graph store
+// (bounded by eval.evidence_max_chars), one text per evidence row of the
+// source's URL; a baseline's are the chunks it was given.
+func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int][]string, []string, error) {
+	texts := map[int][]string{}
 	if in.SessionID == "" {
 		for i, s := range in.Answer.Sources {
-			texts[i+1] = s
+			texts[i+1] = []string{s}
 		}
 		return texts, in.Answer.Sources, nil
 	}
@@ -242,7 +242,7 @@ func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int]
 	if err != nil {
 		return nil, nil, fmt.Errorf("score: evidence of %s: %w", in.SessionID, err)
 	}
-	byURL := map[string]*strings.Builder{}
+	byURL := map[string][]string{}
 	var read []string
 	left := in.Eval.EvidenceMaxChars
 	for _, e := range ev {
@@ -252,56 +252,93 @@ func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int]
 		c := truncate(e.Content, left)
 		left -= len(c)
 		read = append(read, c)
-		if byURL[e.SourceURL] == nil {
-			byURL[e.SourceURL] = &strings.Builder{}
-		}
-		byURL[e.SourceURL].WriteString(c + "\n\n")
+		byURL[e.SourceURL] = append(byURL[e.SourceURL], c)
 	}
 	for _, s := range in.Sources {
 		if b := byURL[s.URL]; b != nil {
-			texts[s.N] = b.String()
+			texts[s.N] = b
 		}
 	}
 	return texts, read, nil
 }
 
-// citations judges every cited sentence against the text of its sources,
-// in batches of eval.judge_batch. A sentence citing only numbers with no
-// text is unsupported without a call.
-func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e config.Eval, ss []score.Sentence, texts map[int]string, rec *EvalRecord) error {
+// citations scores every cited sentence against the texts of its
+// sources (docs/eval.md, Metrics). A sentence citing only numbers with no
+// text is unsupported without a call; one contained in a text of a source
+// it cites (the session's own containment rule, ContainedIn) is supported
+// without a call; the rest go to the judge in batches of eval.judge_batch.
+func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e config.Eval, ss []score.Sentence, texts map[int][]string, rec *EvalRecord) error {
+	norm := map[int][]string{}
 	var claims []score.Claim
 	for _, s := range ss {
 		if len(s.Cites) == 0 {
 			continue
 		}
 		rec.Cited++
-		var src []string
+		var src, normSrc []string
 		for _, n := range s.Cites {
-			if t := texts[n]; t != "" {
-				src = append(src, t)
+			if _, ok := norm[n]; !ok {
+				for _, t := range texts[n] {
+					norm[n] = append(norm[n], NormalizeContain(t))
+				}
 			}
+			src, normSrc = append(src, texts[n]...), append(normSrc, norm[n]...)
 		}
 		if len(src) == 0 {
+			continue
+		}
+		if _, ok := ContainedIn(s.Text, normSrc); ok {
+			rec.Supported++
+			rec.Contained++
 			continue
 		}
 		claims = append(claims, score.Claim{Sentence: s.Text, Evidence: score.Window(strings.Join(src, "\n\n"), s.Text, e.JudgeEvidenceChars)})
 	}
 	batch := max(1, e.JudgeBatch)
 	for i := 0; i < len(claims); i += batch {
-		part := claims[i:min(len(claims), i+batch)]
-		r, err := judge.Complete(ctx, llm.ChatRequest{System: score.EntailSystem, User: score.EntailPrompt(part), MaxTokens: 128 + 96*len(part), NoThink: true}, nil)
-		if err != nil {
-			return judgeErr(ctx, err)
+		if err := judgeClaims(ctx, judge, claims[i:min(len(claims), i+batch)], rec); err != nil {
+			return err
 		}
-		rec.JudgeCalls++
-		vs, err := score.ParseVerdicts(r.Content, len(part))
-		if err != nil {
-			rec.JudgeError = truncate("citations: "+err.Error(), 200)
-			continue
+	}
+	return nil
+}
+
+// judgeClaims asks the judge about a batch of claims. A batch whose
+// answer does not parse (cut at its token budget, malformed) is split in
+// halves and asked again, down to single claims, and a claim the parsed
+// answer gives no verdict for is asked again alone: one bad answer no
+// longer makes a whole batch unsupported. A single claim still without a
+// verdict is counted unjudged (and unsupported).
+func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Claim, rec *EvalRecord) error {
+	r, err := judge.Complete(ctx, llm.ChatRequest{System: score.EntailSystem, User: score.EntailPrompt(claims), MaxTokens: score.EntailTokens(len(claims)), NoThink: true}, nil)
+	if err != nil {
+		return judgeErr(ctx, err)
+	}
+	rec.JudgeCalls++
+	supported, judged, perr := score.ParseVerdicts(r.Content, len(claims))
+	switch {
+	case perr != nil && len(claims) == 1:
+		rec.Unjudged++
+		rec.JudgeError = truncate("citations: "+perr.Error(), 200)
+		return nil
+	case perr != nil:
+		h := len(claims) / 2
+		if err := judgeClaims(ctx, judge, claims[:h], rec); err != nil {
+			return err
 		}
-		for _, ok := range vs {
-			if ok {
-				rec.Supported++
+		return judgeClaims(ctx, judge, claims[h:], rec)
+	}
+	for i, c := range claims {
+		switch {
+		case supported[i]:
+			rec.Supported++
+		case judged[i]:
+		case len(claims) == 1:
+			rec.Unjudged++
+			rec.JudgeError = "citations: the judge gave no verdict on a claim"
+		default:
+			if err := judgeClaims(ctx, judge, []score.Claim{c}, rec); err != nil {
+				return err
 			}
 		}
 	}

@@ -42,6 +42,11 @@ type EvalRecord struct {
 	// factual sentences and those that cite.
 	Cited     int `json:"cited_sentences"`
 	Supported int `json:"supported_sentences"`
+	// Of the supported, those contained in their cited evidence (no judge
+	// call); of the cited, those the judge gave no usable verdict on after
+	// its batch was split down to the single claim (counted unsupported).
+	Contained int `json:"contained_sentences,omitempty"`
+	Unjudged  int `json:"unjudged_sentences,omitempty"`
 	Factual   int `json:"factual_sentences"`
 	Citing    int `json:"factual_citing"`
 	// EvidenceRecall is the share of gold strings in what the system read.
@@ -70,6 +75,7 @@ type EvalSummary struct {
 	Precision      float64 `json:"citation_precision"` // pooled: Σsupported/Σcited
 	CitationRecall float64 `json:"citation_recall"`    // pooled: Σciting/Σfactual
 	EvidenceRecall float64 `json:"evidence_recall"`    // mean
+	Unjudged       int     `json:"unjudged_sentences"` // cited sentences the judge could not judge (Σ)
 	Calls          int     `json:"llm_calls"`
 	Tokens         int     `json:"tokens"`
 	Minutes        float64 `json:"minutes"`

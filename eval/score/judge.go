@@ -45,7 +45,18 @@ func ParseJudgement(content string) (Judgement, error) {
 }
 
 // EntailSystem is the system message of the citation check.
-const EntailSystem = `You check citations. For each numbered claim, decide whether its EVIDENCE supports it: every fact the claim states must be stated or directly implied by the evidence. Answer with one JSON object only: {"verdicts": [{"i": <claim number>, "supported": true|false, "quote": "<the evidence words that support it, empty if none>"}]}, one verdict per claim.`
+const EntailSystem = `You check citations. For each numbered claim, decide whether its EVIDENCE supports it: every fact the claim states must be stated or directly implied by the evidence. Answer with one JSON object only: {"verdicts": [{"i": <claim number>, "supported": true|false, "quote": "<at most 12 words of the evidence that support it, empty if none>"}]}, one verdict per claim, in claim order.`
+
+// QuoteTokens bounds one verdict of the citation check: the prompt asks
+// for a quote of at most 12 words, so a verdict is about 20 tokens of
+// JSON and 20 of quote; twice that leaves room for a judge that quotes
+// more.
+const QuoteTokens = 80
+
+// EntailTokens is the answer budget for a batch of n claims: n verdicts
+// and the object around them. A batch whose answer is cut anyway is
+// split and asked again (activities.Score).
+func EntailTokens(n int) int { return 48 + QuoteTokens*n }
 
 // Claim is one cited sentence with the evidence text of its citations.
 type Claim struct {
@@ -70,23 +81,24 @@ type Verdict struct {
 	Quote     string `json:"quote"`
 }
 
-// ParseVerdicts reads the verdicts of a batch of n claims. A claim the
-// answer has no verdict for counts as unsupported (the judge could not
-// confirm it); numbers outside 1..n are ignored.
-func ParseVerdicts(content string, n int) ([]bool, error) {
+// ParseVerdicts reads the verdicts of a batch of n claims: supported[i]
+// is the verdict on claim i+1, judged[i] whether the answer gave one
+// (the caller asks again about a claim with none); numbers outside 1..n
+// are ignored, and the first verdict on a claim counts.
+func ParseVerdicts(content string, n int) (supported, judged []bool, err error) {
 	var v struct {
 		Verdicts []Verdict `json:"verdicts"`
 	}
 	if err := firstObject(content, &v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]bool, n)
+	supported, judged = make([]bool, n), make([]bool, n)
 	for _, x := range v.Verdicts {
-		if x.I >= 1 && x.I <= n {
-			out[x.I-1] = x.Supported
+		if x.I >= 1 && x.I <= n && !judged[x.I-1] {
+			supported[x.I-1], judged[x.I-1] = x.Supported, true
 		}
 	}
-	return out, nil
+	return supported, judged, nil
 }
 
 // firstObject decodes the first balanced {...} of s into v.

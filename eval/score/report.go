@@ -52,6 +52,7 @@ func Summarize(records []Record, systems []string) []Summary {
 			sm.Judge += r.Judge
 			sm.EvidenceRecall += r.EvidenceRecall
 			cited, supported, factual, citing = cited+r.Cited, supported+r.Supported, factual+r.Factual, citing+r.Citing
+			sm.Unjudged += r.Unjudged
 			sm.Calls += r.Calls
 			sm.Tokens += r.PromptTokens + r.CompletionTokens
 			sm.Minutes += r.Seconds / 60
@@ -98,17 +99,17 @@ func SortRecords(records []Record, systems []string) {
 // and system.
 func Table(sums []Summary, records []Record) string {
 	var b strings.Builder
-	b.WriteString("| system | questions | failed | correct (contains) | correct (judge) | citation precision | citation recall | evidence recall | LLM calls | tokens | minutes |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| system | questions | failed | correct (contains) | correct (judge) | citation precision | citation recall | evidence recall | unjudged | LLM calls | tokens | minutes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %.1f |\n",
-			s.System, s.Questions, s.Failed, s.Contains, s.Judge, s.Precision, s.CitationRecall, s.EvidenceRecall, s.Calls, s.Tokens, s.Minutes)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d | %.1f |\n",
+			s.System, s.Questions, s.Failed, s.Contains, s.Judge, s.Precision, s.CitationRecall, s.EvidenceRecall, s.Unjudged, s.Calls, s.Tokens, s.Minutes)
 	}
 	if len(records) == 0 {
 		return b.String()
 	}
-	b.WriteString("\n| question | kind | system | contains | judge | cited (supported) | factual (citing) | evidence recall | calls | tokens | seconds | note |\n")
-	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("\n| question | kind | system | contains | judge | cited (supported) | unjudged | factual (citing) | evidence recall | calls | tokens | seconds | note |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range records {
 		note := ""
 		switch {
@@ -118,8 +119,8 @@ func Table(sums []Summary, records []Record) string {
 			note = "judge: " + r.JudgeError
 		}
 		note = strings.ReplaceAll(cut(strings.Join(strings.Fields(note), " "), 120), "|", "\\|")
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %d (%d) | %d (%d) | %.2f | %d | %d | %.0f | %s |\n",
-			r.Question, r.Kind, r.System, yes(r.Contains), r.Judge, r.Cited, r.Supported, r.Factual, r.Citing,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %d (%d) | %d | %d (%d) | %.2f | %d | %d | %.0f | %s |\n",
+			r.Question, r.Kind, r.System, yes(r.Contains), r.Judge, r.Cited, r.Supported, r.Unjudged, r.Factual, r.Citing,
 			r.EvidenceRecall, r.Calls, r.PromptTokens+r.CompletionTokens, r.Seconds, note)
 	}
 	return b.String()

@@ -99,13 +99,30 @@ func TestParseJudgement(t *testing.T) {
 }
 
 func TestParseVerdicts(t *testing.T) {
-	got, err := ParseVerdicts(`{"verdicts":[{"i":2,"supported":true,"quote":"x"},{"i":1,"supported":false},{"i":9,"supported":true}]}`, 3)
-	if err != nil || !reflect.DeepEqual(got, []bool{false, true, false}) {
-		t.Fatalf("ParseVerdicts = %v, %v", got, err)
+	for _, c := range []struct {
+		name            string
+		in              string
+		supported, seen []bool
+		err             bool
+	}{
+		{"out of order, unknown number ignored", `{"verdicts":[{"i":2,"supported":true,"quote":"x"},{"i":1,"supported":false},{"i":9,"supported":true}]}`,
+			[]bool{false, true, false}, []bool{true, true, false}, false},
+		{"first verdict counts", `{"verdicts":[{"i":1,"supported":true},{"i":1,"supported":false}]}`, []bool{true}, []bool{true}, false},
+		{"truncated", `{"verdicts":[{"i":1,"supported":true,"quote":"the eyes mo`, nil, nil, true},
+		{"no JSON", "nothing", nil, nil, true},
+	} {
+		sup, seen, err := ParseVerdicts(c.in, len(c.supported)+1*boolInt(c.err))
+		if (err != nil) != c.err || !reflect.DeepEqual(sup, c.supported) || !reflect.DeepEqual(seen, c.seen) {
+			t.Errorf("%s: ParseVerdicts = %v, %v, %v", c.name, sup, seen, err)
+		}
 	}
-	if _, err := ParseVerdicts("nothing", 1); err == nil {
-		t.Fatal("no error for an answer without JSON")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
+	return 0
 }
 
 func TestParsePlan(t *testing.T) {
@@ -118,13 +135,13 @@ func TestParsePlan(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	recs := []Record{
 		{Index: 1, System: "rag", Contains: true, Judge: 1, Cited: 3, Supported: 2, Factual: 4, Citing: 3, EvidenceRecall: 1, Calls: 1, PromptTokens: 900, CompletionTokens: 100, Seconds: 30},
-		{Index: 0, System: "rag", Judge: 0.5, Cited: 1, Supported: 1, Factual: 1, Citing: 1, EvidenceRecall: 0.5, Calls: 1, PromptTokens: 1000, Seconds: 30},
+		{Index: 0, System: "rag", Judge: 0.5, Cited: 2, Supported: 1, Unjudged: 1, Factual: 1, Citing: 1, EvidenceRecall: 0.5, Calls: 1, PromptTokens: 1000, Seconds: 30},
 		{Index: 0, System: "lethe", Failed: true, Error: "stopped"},
 	}
 	sums := Summarize(recs, []string{"lethe", "rag", "loop"})
 	want := []Summary{
 		{System: "lethe", Questions: 1, Failed: 1},
-		{System: "rag", Questions: 2, Contains: 0.5, Judge: 0.75, Precision: 0.75, CitationRecall: 0.8, EvidenceRecall: 0.75, Calls: 2, Tokens: 2000, Minutes: 1},
+		{System: "rag", Questions: 2, Contains: 0.5, Judge: 0.75, Precision: 0.6, CitationRecall: 0.8, EvidenceRecall: 0.75, Unjudged: 1, Calls: 2, Tokens: 2000, Minutes: 1},
 	}
 	if !reflect.DeepEqual(sums, want) {
 		t.Fatalf("Summarize:\n got  %+v\n want %+v", sums, want)
@@ -134,7 +151,8 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("SortRecords: %+v", recs)
 	}
 	tab := Table(sums, recs)
-	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.75 | 0.75 | 0.80 | 0.75 | 2 | 2000 | 1.0 |") || !strings.Contains(tab, "failed: stopped") {
+	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.75 | 0.60 | 0.80 | 0.75 | 1 | 2 | 2000 | 1.0 |") ||
+		!strings.Contains(tab, "| rag | no | 0.5 | 2 (1) | 1 | 1 (1) |") || !strings.Contains(tab, "failed: stopped") {
 		t.Fatalf("Table:\n%s", tab)
 	}
 	if r := recs[2]; math.Abs(r.Precision()-2.0/3) > 1e-12 || r.CitationRecall() != 0.75 {

@@ -1,0 +1,100 @@
+package activities_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/service"
+)
+
+// The sentences of the scored answer: one copied from its source, two the
+// judge supports, one that cites the wrong source (its text is source
+// 1's, it cites 2) and one the judge never answers about in JSON.
+const (
+	scoreSrc1     = "Using the xeyes program started from the GNOME terminal, you can check the GUI communication protocol used by each GUI application."
+	scoreSrc2     = "Over an xterm window, which uses the X Window System core protocol, the eyes move with the mouse cursor."
+	scoreCopied   = "Using the xeyes program started from the GNOME terminal, you can check the GUI communication protocol used by each GUI application [1]."
+	scoreOwnWords = "Running xeyes from a terminal tells you which display protocol a program speaks [1]."
+	scoreEyes     = "The eyes of xeyes follow the pointer only over X applications such as xterm [2]."
+	scoreWrong    = "You can check the GUI communication protocol used by each GUI application with the xeyes program [2]."
+	scoreNever    = "Xeyes was written for the first X11 release in nineteen eighty seven [1]."
+)
+
+// TestScoreCitations runs the Score activity against the scripted judge:
+// a copied sentence is supported by containment without a call; a batch
+// whose answer is cut mid-JSON is split and asked again down to single
+// claims, so nothing is lost to one bad answer; the wrong citation still
+// costs exactly one supported sentence; a claim the judge never answers
+// in JSON is counted unjudged (and unsupported), with the error recorded.
+func TestScoreCitations(t *testing.T) {
+	const cut = `{"verdicts": [{"i": 1, "supported": true, "quote": "the eyes mo`
+	model := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "batch-cut", System: []string{"You check citations"}, Match: []string{`CLAIM 2:`}, Reply: cut},
+		{Name: "never", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Xeyes was written`}, Reply: cut},
+		{Name: "wrong", System: []string{"You check citations"}, Match: []string{`CLAIM 1: You can check the GUI`},
+			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
+		{Name: "entail", System: []string{"You check citations"}, Reply: `{"verdicts": [{"i": 1, "supported": true, "quote": "the eyes move"}]}`},
+		{Name: "grade", System: []string{"strict grader"}, Reply: `{"score": 1, "reason": "names xeyes"}`},
+	}})
+	t.Cleanup(model.Close)
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.judge_batch": "3"})
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	a, err := service.NewActivities(cfg, load.Sources{}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.CloseResearch)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	score := func(answer string) contract.EvalRecord {
+		t.Helper()
+		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval, JudgeBaseURL: model.URL(),
+			Question: contract.EvalQuestion{ID: "q", Question: "Which program shows the protocol?", Answer: "xeyes", Gold: []string{"xeyes"}},
+			Answer:   contract.SystemAnswer{Answer: answer, Sources: []string{scoreSrc1, scoreSrc2}}}
+		var rec contract.EvalRecord
+		v, err := env.ExecuteActivity(acts.Score, in)
+		if err == nil {
+			err = v.Get(&rec)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+
+	rec := score(strings.Join([]string{scoreCopied, scoreOwnWords, scoreEyes, scoreWrong}, " "))
+	// Calls: the batch of 3 (cut), its halves [own words] and [eyes, wrong]
+	// (cut again), eyes and wrong alone, and the grade.
+	if rec.Cited != 4 || rec.Supported != 3 || rec.Contained != 1 || rec.Unjudged != 0 || rec.JudgeError != "" || rec.JudgeCalls != 6 {
+		t.Errorf("record: cited %d, supported %d, contained %d, unjudged %d, judge calls %d, error %q",
+			rec.Cited, rec.Supported, rec.Contained, rec.Unjudged, rec.JudgeCalls, rec.JudgeError)
+	}
+	if p := rec.Precision(); p != 0.75 {
+		t.Errorf("precision %v, want 3/4: the wrong citation costs one sentence", p)
+	}
+	copied := regexp.MustCompile(`CLAIM \d+: Using the xeyes program started`)
+	for _, r := range model.Requests() {
+		if copied.MatchString(r.User) {
+			t.Errorf("the copied sentence went to the judge (rule %s)", r.Rule)
+		}
+	}
+
+	rec = score(scoreNever + " " + scoreOwnWords)
+	if rec.Cited != 2 || rec.Supported != 1 || rec.Unjudged != 1 || !strings.Contains(rec.JudgeError, "unbalanced") {
+		t.Errorf("never answered: cited %d, supported %d, unjudged %d, error %q", rec.Cited, rec.Supported, rec.Unjudged, rec.JudgeError)
+	}
+}
