@@ -436,3 +436,59 @@ func MarkedNumbers(text string) []int {
 	sort.Ints(out)
 	return out
 }
+
+// RenumberCitations numbers the sources by first appearance in the parts
+// (1, 2, 3 … in reading order) and rewrites every citation mark to the
+// new numbers; it returns the parts and exactly the cited sources, in the
+// new order. A number that names no source is dropped from its mark (a
+// sentence left with no citation gets UnverifiedMarker). Parts that cite nothing come
+// back unchanged with all the sources, so the reader still sees the
+// material.
+func RenumberCitations(parts []string, sources []Source) ([]string, []Source) {
+	byN := map[int]Source{}
+	for _, s := range sources {
+		byN[s.N] = s
+	}
+	next := map[int]int{}
+	var cited []Source
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		type edit struct {
+			start, end int
+			with       string
+		}
+		var edits []edit
+		for _, s := range SplitSentences(p) {
+			kept, first := 0, len(edits)
+			for _, m := range s.Marks {
+				var ns []string
+				for _, n := range m.Ns {
+					src, ok := byN[n]
+					if !ok {
+						continue
+					}
+					if next[n] == 0 {
+						next[n] = len(cited) + 1
+						src.N = next[n]
+						cited = append(cited, src)
+					}
+					ns = append(ns, strconv.Itoa(next[n]))
+				}
+				kept += len(ns)
+				edits = append(edits, edit{m.Start, m.End, rewriteMark(ns, m.Comma)})
+			}
+			if kept == 0 && len(edits) > first { // the sentence cited only unknown numbers
+				edits[len(edits)-1].with = UnverifiedMarker
+			}
+		}
+		sort.Slice(edits, func(a, b int) bool { return edits[a].start > edits[b].start })
+		for _, e := range edits {
+			p = p[:e.start] + e.with + p[e.end:]
+		}
+		out[i] = p
+	}
+	if len(cited) == 0 {
+		return parts, sources
+	}
+	return out, cited
+}

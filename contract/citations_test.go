@@ -174,3 +174,38 @@ func TestMarkedNumbers(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestRenumberCitations: sources are numbered by first appearance in the
+// final text, marks of every form are rewritten, uncited sources leave
+// the list, a number that names no source is dropped, and a text citing
+// nothing keeps all the sources as they were.
+func TestRenumberCitations(t *testing.T) {
+	src := func(ns ...int) []Source {
+		var out []Source
+		for _, n := range ns {
+			out = append(out, Source{N: n, URL: fmt.Sprintf("https://s%d.example", n)})
+		}
+		return out
+	}
+	renum := func(n, was int) Source { return Source{N: n, URL: fmt.Sprintf("https://s%d.example", was)} }
+	for _, c := range []struct {
+		name    string
+		parts   []string
+		sources []Source
+		want    []string
+		wantSrc []Source
+	}{
+		{"first appearance, across parts", []string{"## Part\n\nA claim [4]. Another [2, 4].", "Then [2][5]. Code `x[4]` stays."}, src(1, 2, 4, 5),
+			[]string{"## Part\n\nA claim [1]. Another [2, 1].", "Then [2][3]. Code `x[4]` stays."}, []Source{renum(1, 4), renum(2, 2), renum(3, 5)}},
+		{"only [1] cited", []string{"It is xeyes [1]. Summary [unverified]."}, src(1, 2, 3),
+			[]string{"It is xeyes [1]. Summary [unverified]."}, []Source{renum(1, 1)}},
+		{"unknown number dropped", []string{"A [9][3]. B [9]."}, src(3),
+			[]string{"A [1]. B [unverified]."}, []Source{renum(1, 3)}},
+		{"nothing cited", []string{"No findings."}, src(1, 2), []string{"No findings."}, src(1, 2)},
+	} {
+		got, gotSrc := RenumberCitations(c.parts, c.sources)
+		if !reflect.DeepEqual(got, c.want) || !reflect.DeepEqual(gotSrc, c.wantSrc) {
+			t.Errorf("%s:\n got  %q %v\n want %q %v", c.name, got, gotSrc, c.want, c.wantSrc)
+		}
+	}
+}

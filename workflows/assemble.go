@@ -73,10 +73,21 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 		res.CitationsUnchecked, res.SentencesMarked = v.counts.Unchecked, v.counts.Marked
 		res.CitationsContained, res.CitationsByModel = v.counts.Contained, v.counts.ModelSupported
 	}
+	// Number the sources by first appearance in the final (verified) body
+	// and list exactly the cited ones; the result's Sources carry the same
+	// numbers, so the eval scorer and the UI map [n] as the reader does.
+	// Pure rendering: no command changes.
+	body, sources := contract.RenumberCitations(body, col.Sources)
+	if len(cited) > 0 || len(sources) < len(col.Sources) {
+		cited = map[int]bool{}
+		for _, src := range sources {
+			cited[src.N] = true
+		}
+	}
 	res.StopReason = s.stop
 	res.Citations = len(cited)
-	res.Sources = col.Sources
-	s.report = renderReport(s.in.Goal, body, col.Sources, cited, s.stop, footer)
+	res.Sources = sources
+	s.report = renderReport(s.in.Goal, body, sources, cited, s.stop, footer)
 	res.Report = boundReport(s.report, s.cfg.Temporal.MaxPayloadBytes, s.id)
 
 	s.phase = "finalizing"
