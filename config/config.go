@@ -58,7 +58,7 @@ type Telemetry struct {
 type Eval struct {
 	JudgeBaseURL       string `mapstructure:"judge_base_url" json:"judge_base_url"`
 	JudgeModel         string `mapstructure:"judge_model" json:"judge_model"`
-	JudgeAPIKey        string `mapstructure:"judge_api_key" json:"judge_api_key"`
+	JudgeAPIKey        string `mapstructure:"judge_api_key" json:"-"`
 	JudgeBatch         int    `mapstructure:"judge_batch" json:"judge_batch"`
 	JudgeEvidenceChars int    `mapstructure:"judge_evidence_chars" json:"judge_evidence_chars"`
 	JudgeAnswerChars   int    `mapstructure:"judge_answer_chars" json:"judge_answer_chars"`
