@@ -249,6 +249,8 @@ type Research struct {
 	CorpusRRFK          float64       `mapstructure:"corpus_rrf_k" json:"corpus_rrf_k"`
 	IngestLambda        float64       `mapstructure:"ingest_lambda" json:"ingest_lambda"`
 	IngestMaxChars      int           `mapstructure:"ingest_max_chars" json:"ingest_max_chars"`
+	IngestHitsInOrder   bool          `mapstructure:"ingest_hits_in_order" json:"ingest_hits_in_order"`
+	IngestMinTrim       int           `mapstructure:"ingest_min_trim" json:"ingest_min_trim"`
 	MaxTitleChars       int           `mapstructure:"max_title_chars" json:"max_title_chars"`
 	MaxURLBytes         int           `mapstructure:"max_url_bytes" json:"max_url_bytes"`
 	MaxTextBytes        int           `mapstructure:"max_text_bytes" json:"max_text_bytes"`
