@@ -35,6 +35,16 @@ type ResolveConfigInput struct {
 // HealthInput names the session whose bootstrap probes the services.
 type HealthInput struct {
 	SessionID string `json:"session_id"`
+	// Providers is the session's search chain (research.providers,
+	// resolved): each is probed too. Empty in inputs recorded before.
+	Providers []string `json:"providers,omitempty"`
+}
+
+// HealthResult lists what the probe found wrong that does not stop the
+// session: search providers that do not answer or that this worker cannot
+// serve (the chain falls back past them at search time).
+type HealthResult struct {
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BootstrapInput creates (or resets and recreates) a session's graph.
