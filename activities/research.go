@@ -869,10 +869,14 @@ func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal strin
 // information gain against everything judged before them (the research
 // loop's temporal signal).
 func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d research.Document, st *ingestState) error {
-	// The hit mark of a passage window (d.Hit) is not used: keeping hits
-	// first measured worse than relevance over the whole window (49 vs 53
-	// of 69 questions with the real embedder, docs/research.md).
-	all, hit := research.WindowChunks(research.Document{Text: d.Text}, research.IngestChunkConfig(r.ChunkChars))
+	// The hit mark of a passage window (d.Hit) is used with HitsInOrder
+	// only: hits re-judged by the embedding alone measured worse than
+	// relevance over the whole window (docs/research.md, "Retrieval").
+	wd := research.Document{Text: d.Text}
+	if r.HitsInOrder {
+		wd.Hit = d.Hit
+	}
+	all, hit := research.WindowChunks(wd, research.IngestChunkConfig(r.ChunkChars))
 	if len(all) == 0 {
 		return nil
 	}
@@ -923,7 +927,17 @@ func (a *Activities) keepRelevant(ctx context.Context, in IngestInput, p IngestP
 		cc[i] = research.ChunkCandidate{Page: c.page, Chars: utf8.RuneCountInString(c.text), Relevance: algebra.Cosine(c.v, q), Held: held, Hit: c.hit}
 	}
 	sim := func(i, j int) float64 { return algebra.Cosine(st.cands[i].v, st.cands[j].v) }
-	picked := research.SelectRelevant(cc, sim, p.Lambda, p.MaxChunksPerPage, p.MaxChars)
+	picks := research.SelectEvidence(cc, sim, research.SelectOptions{Lambda: p.Lambda, MaxPerPage: p.MaxChunksPerPage,
+		MaxChars: p.MaxChars, HitsInOrder: p.HitsInOrder, MinTrim: p.MinTrim})
+	picked := make([]int, len(picks))
+	for k, pk := range picks {
+		picked[k] = pk.Index
+		if pk.Chars > 0 {
+			if err := a.trimChunk(ctx, st, pk); err != nil {
+				return err
+			}
+		}
+	}
 	sort.Slice(picked, func(x, y int) bool {
 		a, b := st.cands[picked[x]], st.cands[picked[y]]
 		return a.page < b.page || (a.page == b.page && a.order < b.order)
@@ -938,6 +952,25 @@ func (a *Activities) keepRelevant(ctx context.Context, in IngestInput, p IngestP
 		st.cos, st.strengths = append(st.cos, c.cg), append(st.strengths, strength)
 	}
 	logger(ctx, in.SessionID).Debug("ingest: kept by relevance", "candidates", len(cc), "kept", len(picked))
+	return nil
+}
+
+// trimChunk cuts the chunk of pk to its best window of pk.Chars characters
+// for the query (research.BestWindow) and embeds what is kept, so that the
+// evidence's vector and goal cosine are those of its text.
+func (a *Activities) trimChunk(ctx context.Context, st *ingestState, pk research.Pick) error {
+	c := &st.cands[pk.Index]
+	text := research.BestWindow(c.text, st.query, pk.Chars)
+	if text == "" || text == c.text {
+		return nil
+	}
+	embs, err := a.Embed.Embed(ctx, llm.Document, []string{text})
+	if err != nil {
+		return fmt.Errorf("ingest embed trimmed chunk: %w", err)
+	}
+	st.res.EmbedTokens += llm.EstimateAll([]string{text})
+	c.text, c.emb, c.v = text, embs[0], algebra.ToFloat64(embs[0])
+	c.cg = algebra.Cosine(c.v, st.goal)
 	return nil
 }
 

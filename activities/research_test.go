@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
@@ -410,4 +411,57 @@ func listDir(dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// TestIngestKeepsHitsInOrderAndCutsTheLast: a batch of passage windows
+// (each hit between two neighbours that repeat the query's words) keeps
+// the hits first, in the batch's order, whole while they fit; the hit that
+// overflows research.ingest_max_chars is cut to its window that holds the
+// query's terms, not dropped; no neighbour displaces a hit.
+func TestIngestKeepsHitsInOrderAndCutsTheLast(t *testing.T) {
+	env, store, _, _ := newResearchEnv(t, t.TempDir(), map[string]string{"research.browser_path": "off"})
+	const sid = "hits-in-order"
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "Which command sets the default editor?"}); err != nil {
+		t.Fatal(err)
+	}
+	filler := strings.Repeat("This paragraph talks about other things entirely, such as printers and fonts. ", 6)
+	neighbour := strings.Repeat("The default editor command default editor setting editor command. ", 6)
+	hits := []string{
+		"First hit: " + filler + "\n\nIn Debian, update-alternatives --config editor changes the default editor.",
+		"Second hit: " + filler,
+		"Third hit: " + filler + "\n\nThe answer three: select-editor sets the editor of one user.",
+	}
+	var docs []research.Document
+	for i, h := range hits {
+		text := neighbour + "\n\n" + h + "\n\n" + neighbour
+		start := len(neighbour) + 2
+		docs = append(docs, research.Document{URL: fmt.Sprintf("corpus:///ch%d.html?passage=1", i), Title: "Chapter", Text: text,
+			Kind: graph.KindHTML, Hit: &research.Span{Start: start, End: start + len(h)}})
+	}
+	stage(t, store, sid, "research/1/0/0", docs)
+	p := activities.IngestParamsOf(config.Defaults())
+	budget := utf8.RuneCountInString(hits[0]) + utf8.RuneCountInString(hits[1]) + 300
+	p.MaxChars, p.HitsInOrder, p.MinTrim = budget, true, 200
+	if _, err := env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: "research/1/0/0", Task: "root", Iteration: 1,
+		Query: "which command sets the default editor", Params: p}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := store.Evidence(t.Context(), sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	total := 0
+	for _, e := range ev {
+		got = append(got, e.Content)
+		total += utf8.RuneCountInString(e.Content)
+	}
+	joined := strings.Join(got, "\n---\n")
+	if len(ev) != 3 || !strings.Contains(joined, "update-alternatives --config editor") || !strings.Contains(joined, "Second hit") ||
+		!strings.Contains(joined, "select-editor sets the editor") || strings.Contains(joined, "Third hit") || strings.Contains(joined, "setting editor command") {
+		t.Errorf("want the first two hits whole and the third cut to its answer, no neighbour; got %d items:\n%s", len(ev), joined)
+	}
+	if total > budget {
+		t.Errorf("%d characters kept, budget %d", total, budget)
+	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/research"
 )
 
 // ResolveConfig resolves the worker's parameter tree with a session's
@@ -24,9 +26,15 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 	return c, nil
 }
 
-// HealthCheck probes every service a session needs. A failure is final and
-// names the service and its URL.
-func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) error {
+// HealthCheck probes every service a session needs. A failure of the chat
+// or embedding server or the graph store is final and names the service
+// and its URL. The search providers of in.Providers are probed too
+// (providerWarnings); one that does not answer, or that this worker cannot
+// serve, is a warning in the result and the worker's log, not a failure:
+// the chain falls back past it at search time, and a keyless web provider
+// on a machine without internet must not stop a session that has other
+// sources (the corpus, the model's own knowledge).
+func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) (HealthResult, error) {
 	var errs []error
 	if err := llm.Health(ctx, a.HTTP, a.Cfg.LLM.BaseURL); err != nil {
 		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", a.Cfg.LLM.BaseURL, err))
@@ -38,9 +46,56 @@ func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) error {
 		errs = append(errs, fmt.Errorf("graph store (%s): %w", a.Cfg.Graph.Backend, err))
 	}
 	if len(errs) > 0 {
-		return nonRetryable(ErrUnhealthy, errors.Join(errs...))
+		return HealthResult{}, nonRetryable(ErrUnhealthy, errors.Join(errs...))
 	}
-	return nil
+	res := HealthResult{Warnings: a.providerWarnings(ctx, in.Providers)}
+	for _, w := range res.Warnings {
+		logger(ctx, in.SessionID).Warn("health: search provider", "warning", w)
+	}
+	return res, nil
+}
+
+// providerWarnings probes the providers of a session's chain in parallel
+// (research.Prober, research.ProbeTimeout each) and describes each that
+// cannot serve; when none can, a last line says what web_search will do.
+func (a *Activities) providerWarnings(ctx context.Context, providers []string) []string {
+	out := make([]string, len(providers))
+	var wg sync.WaitGroup
+	for i, name := range providers {
+		if name == config.ProviderCorpus {
+			if a.Corpus == nil {
+				out[i] = "corpus: research.corpus_dir is not set on this worker"
+			}
+			continue
+		}
+		p, ok := a.WebSearch[name]
+		if !ok {
+			out[i] = fmt.Sprintf("%s: not configured on this worker (research.searxng_url, research.tavily_api_key, research.brave_api_key)", name)
+			continue
+		}
+		pr, ok := p.(research.Prober)
+		if !ok {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := pr.Probe(ctx); err != nil {
+				out[i] = fmt.Sprintf("%s (%s) does not answer: %v; web_search skips it for the next provider", name, pr.BaseURL(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	var warn []string
+	for _, w := range out {
+		if w != "" {
+			warn = append(warn, w)
+		}
+	}
+	if len(providers) > 0 && len(warn) == len(providers) {
+		warn = append(warn, "no search provider of research.providers answers: web_search finds nothing until one does")
+	}
+	return warn
 }
 
 // Bootstrap clears the session's previous graph, embeds the goal with both

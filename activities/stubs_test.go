@@ -78,7 +78,7 @@ func TestContractStubsFail(t *testing.T) {
 	if _, err := acts.ReadState(context.Background(), contract.ReadStateInput{}); err == nil {
 		t.Fatal("a stub answered without an error")
 	}
-	if err := acts.HealthCheck(context.Background(), contract.HealthInput{}); err == nil {
+	if _, err := acts.HealthCheck(context.Background(), contract.HealthInput{}); err == nil {
 		t.Fatal("a stub answered without an error")
 	}
 }

@@ -22,6 +22,7 @@ const (
 type (
 	ResolveConfigInput = contract.ResolveConfigInput
 	HealthInput        = contract.HealthInput
+	HealthResult       = contract.HealthResult
 	BootstrapInput     = contract.BootstrapInput
 	BootstrapResult    = contract.BootstrapResult
 	ReadStateInput     = contract.ReadStateInput

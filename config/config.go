@@ -58,7 +58,7 @@ type Telemetry struct {
 type Eval struct {
 	JudgeBaseURL       string `mapstructure:"judge_base_url" json:"judge_base_url"`
 	JudgeModel         string `mapstructure:"judge_model" json:"judge_model"`
-	JudgeAPIKey        string `mapstructure:"judge_api_key" json:"judge_api_key"`
+	JudgeAPIKey        string `mapstructure:"judge_api_key" json:"-"`
 	JudgeBatch         int    `mapstructure:"judge_batch" json:"judge_batch"`
 	JudgeEvidenceChars int    `mapstructure:"judge_evidence_chars" json:"judge_evidence_chars"`
 	JudgeAnswerChars   int    `mapstructure:"judge_answer_chars" json:"judge_answer_chars"`
@@ -249,6 +249,8 @@ type Research struct {
 	CorpusRRFK          float64       `mapstructure:"corpus_rrf_k" json:"corpus_rrf_k"`
 	IngestLambda        float64       `mapstructure:"ingest_lambda" json:"ingest_lambda"`
 	IngestMaxChars      int           `mapstructure:"ingest_max_chars" json:"ingest_max_chars"`
+	IngestHitsInOrder   bool          `mapstructure:"ingest_hits_in_order" json:"ingest_hits_in_order"`
+	IngestMinTrim       int           `mapstructure:"ingest_min_trim" json:"ingest_min_trim"`
 	MaxTitleChars       int           `mapstructure:"max_title_chars" json:"max_title_chars"`
 	MaxURLBytes         int           `mapstructure:"max_url_bytes" json:"max_url_bytes"`
 	MaxTextBytes        int           `mapstructure:"max_text_bytes" json:"max_text_bytes"`

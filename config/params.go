@@ -167,9 +167,12 @@ var params = []Param{
 	p("research.max_chunks_embedded", Int, 48, 1, 10000, "chunks of one page embedded, best lexical match to the query first: a 4 MiB page is thousands of chunks"),
 	p("research.corpus_index_dir", String, "", 0, 0, "corpus passage index (bleve) and its embedding cache; empty: corpus-index next to graph.path"),
 	p("research.corpus_candidates", Int, 40, 1, 1000, "BM25 passages the embedding model reranks per corpus search: reaches answers BM25 ranks low; a cold query embeds them in about a second"),
-	p("research.corpus_rrf_k", Float, 60.0, 1, 1000, "reciprocal rank fusion constant of BM25 and embedding ranks (Cormack et al. 2009): keeps either list's top ranks from dominating"),
+	p("research.corpus_rrf_k", Float, 10.0, 1, 1000, "reciprocal rank fusion constant of BM25 and embedding ranks: 10 let the top ranks of either list weigh more than Cormack et al.'s 60 and held the answer more often on both halves of the question set (docs/research.md)"),
 	p("research.ingest_lambda", Float, 0.7, 0.5, 1, "Ingest keeps chunks by MMR: relevance weight λ vs novelty 1-λ; below 0.5 novelty would outweigh relevance"),
 	p("research.ingest_max_chars", Int, 4800, 200, 1000000, "characters of evidence one Ingest keeps, most relevant first: about four passages, no more than BM25 top-5 (docs/research.md)"),
+	// lane retrieval (issue #13): Ingest keeps the search's hits in its order and cuts the one that overflows.
+	p("research.ingest_hits_in_order", Bool, true, 0, 0, "Ingest keeps a batch's search hits first in the run's ranking (hybrid: lexical and semantic), not re-judged by the embedding alone (docs/research.md)"),
+	p("research.ingest_min_trim", Int, 200, 0, 1000000, "the chunk that overflows ingest_max_chars is cut to its best window for the query when at least this many characters are left (0: dropped)"),
 	p("research.max_title_chars", Int, 300, 16, 10000, "a page's title is a label; a hostile page's title would be copied onto each of its evidence items"),
 	p("research.max_url_bytes", Int, 2048, 64, 65536, "longest URL kept or fetched; longer ones are page-controlled noise"),
 	p("research.max_text_bytes", Int, 2<<20, 1024, 1<<30, "text kept from one page, PDF or transcript; pdftotext is killed past it"),

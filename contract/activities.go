@@ -35,6 +35,16 @@ type ResolveConfigInput struct {
 // HealthInput names the session whose bootstrap probes the services.
 type HealthInput struct {
 	SessionID string `json:"session_id"`
+	// Providers is the session's search chain (research.providers,
+	// resolved): each is probed too. Empty in inputs recorded before.
+	Providers []string `json:"providers,omitempty"`
+}
+
+// HealthResult lists what the probe found wrong that does not stop the
+// session: search providers that do not answer or that this worker cannot
+// serve (the chain falls back past them at search time).
+type HealthResult struct {
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BootstrapInput creates (or resets and recreates) a session's graph.
@@ -536,6 +546,14 @@ type IngestParams struct {
 	// (research.ingest_max_chars).
 	Lambda   float64 `json:"ingest_lambda,omitempty"`
 	MaxChars int     `json:"ingest_max_chars,omitempty"`
+	// HitsInOrder keeps the batch's search hits first in page order
+	// (research.ingest_hits_in_order); MinTrim cuts the chunk that
+	// overflows MaxChars to its best window when at least that many
+	// characters are left (research.ingest_min_trim). Both are zero in an
+	// input built from a config recorded before them: the selection then
+	// runs as it did (hits re-judged, an overflowing chunk dropped).
+	HitsInOrder bool `json:"ingest_hits_in_order,omitempty"`
+	MinTrim     int  `json:"ingest_min_trim,omitempty"`
 }
 
 // IngestParamsOf is the Ingest part of a session's config.
@@ -544,7 +562,8 @@ func IngestParamsOf(c Config) IngestParams {
 	return IngestParams{ChunkChars: c.Research.ChunkChars, MaxChunksPerPage: c.Research.MaxChunksPerPage,
 		MaxChunksEmbedded: c.Research.MaxChunksEmbedded, SVDK: c.Algebra.SVDK, MinEvidence: c.Algebra.MinEvidence,
 		AttentionK: c.Research.AttentionK, AttentionTau: c.Algebra.AttentionTau, Strength: &sp,
-		Lambda: c.Research.IngestLambda, MaxChars: c.Research.IngestMaxChars}
+		Lambda: c.Research.IngestLambda, MaxChars: c.Research.IngestMaxChars,
+		HitsInOrder: c.Research.IngestHitsInOrder, MinTrim: c.Research.IngestMinTrim}
 }
 
 // StrengthOf is the evidence-strength part of a session's config.

@@ -24,7 +24,9 @@ func (*Activities) ResolveConfig(context.Context, ResolveConfigInput) (Config, e
 }
 
 // HealthCheck is activities.(*Activities).HealthCheck.
-func (*Activities) HealthCheck(context.Context, HealthInput) error { return errStub }
+func (*Activities) HealthCheck(context.Context, HealthInput) (HealthResult, error) {
+	return HealthResult{}, errStub
+}
 
 // Bootstrap is activities.(*Activities).Bootstrap.
 func (*Activities) Bootstrap(context.Context, BootstrapInput) (BootstrapResult, error) {

@@ -82,6 +82,12 @@ func (c *Corpus) SearchPassages(ctx context.Context, q string, limit int) ([]Pas
 	return ps, scores, err
 }
 
+// SearchPassagesWith is SearchPassages with a session's options.
+func (c *Corpus) SearchPassagesWith(ctx context.Context, q string, limit int, o SearchOptions) ([]Passage, []float64, error) {
+	ps, scores, _, err := c.searchPassages(ctx, q, limit, o)
+	return ps, scores, err
+}
+
 func (c *Corpus) searchPassages(ctx context.Context, q string, limit int, o SearchOptions) ([]Passage, []float64, int, error) {
 	c.mu.Lock()
 	ix := c.ix

@@ -42,54 +42,11 @@ type ChunkCandidate struct {
 // −Inf. Ties go to the lower index. It returns the picked indices in pick
 // order (best first).
 func SelectRelevant(c []ChunkCandidate, sim func(i, j int) float64, lambda float64, maxPerPage, maxChars int) []int {
-	lambda = math.Max(0, math.Min(1, lambda))
-	n := len(c)
-	red := make([]float64, n) // redundancy: max similarity to held and picked
-	done := make([]bool, n)
-	for i, x := range c {
-		red[i] = x.Held
-		if math.IsNaN(red[i]) {
-			red[i] = 0
-		}
-	}
-	perPage := map[int]int{}
-	chars := 0
 	var out []int
-	for {
-		best, bestScore := -1, math.Inf(-1)
-		for i, x := range c {
-			if done[i] {
-				continue
-			}
-			if (maxPerPage > 0 && perPage[x.Page] >= maxPerPage) || (maxChars > 0 && chars+x.Chars > maxChars) {
-				done[i] = true // cannot fit now, nor later (counts only grow)
-				continue
-			}
-			rel := x.Relevance
-			if math.IsNaN(rel) {
-				rel = math.Inf(-1)
-			}
-			s := lambda*rel - (1-lambda)*red[i]
-			if best < 0 || (x.Hit && !c[best].Hit) || (x.Hit == c[best].Hit && s > bestScore) {
-				best, bestScore = i, s
-			}
-		}
-		if best < 0 {
-			return out
-		}
-		done[best] = true
-		out = append(out, best)
-		perPage[c[best].Page]++
-		chars += c[best].Chars
-		if sim == nil {
-			continue
-		}
-		for i := range c {
-			if !done[i] {
-				red[i] = math.Max(red[i], sim(i, best))
-			}
-		}
+	for _, p := range SelectEvidence(c, sim, SelectOptions{Lambda: lambda, MaxPerPage: maxPerPage, MaxChars: maxChars}) {
+		out = append(out, p.Index)
 	}
+	return out
 }
 
 // WindowChunks chunks a document's text as Ingest does (cfg), keeping its
@@ -131,4 +88,92 @@ func WithHits(keep []int, hit []bool) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// SelectOptions configure SelectEvidence.
+type SelectOptions struct {
+	Lambda     float64 // relevance weight of the MMR score (clamped to [0, 1])
+	MaxPerPage int     // picks per page; <= 0: no limit
+	MaxChars   int     // characters picked in all; <= 0: no limit
+	// HitsInOrder: the search hits (ChunkCandidate.Hit) are taken in
+	// candidate order (the batch's page order: the research run's ranking)
+	// instead of by MMR score; they still come before any other chunk.
+	HitsInOrder bool
+	// MinTrim: when the next chunk does not fit in what MaxChars leaves,
+	// it is kept cut to what is left (Pick.Chars) if that is at least
+	// MinTrim characters, and the selection ends; <= 0: it is skipped and
+	// the walk goes on with chunks that fit (SelectRelevant).
+	MinTrim int
+}
+
+// Pick is one chunk SelectEvidence keeps: its index and, when it is cut
+// to fit the character budget, the characters it may keep (0: whole).
+type Pick struct {
+	Index int
+	Chars int
+}
+
+// SelectEvidence picks the chunks Ingest keeps, as SelectRelevant
+// describes, with two options: HitsInOrder keeps the batch's search hits
+// in their rank (the search's ranking is hybrid, lexical and semantic;
+// re-judging its hits by the embedding alone drops the lexical half), and
+// MinTrim cuts the chunk that would overflow the budget to what is left
+// (the caller keeps its best window for the query, BestWindow) instead of
+// dropping it. It returns the picks in pick order (best first).
+func SelectEvidence(c []ChunkCandidate, sim func(i, j int) float64, o SelectOptions) []Pick {
+	lambda := math.Max(0, math.Min(1, o.Lambda))
+	red := make([]float64, len(c)) // redundancy: max similarity to held and picked
+	done := make([]bool, len(c))
+	for i, x := range c {
+		if red[i] = x.Held; math.IsNaN(red[i]) {
+			red[i] = 0
+		}
+	}
+	perPage := map[int]int{}
+	chars := 0
+	var out []Pick
+	for {
+		best, bestScore := -1, math.Inf(-1)
+		for i, x := range c {
+			if done[i] {
+				continue
+			}
+			if (o.MaxPerPage > 0 && perPage[x.Page] >= o.MaxPerPage) || (o.MinTrim <= 0 && o.MaxChars > 0 && chars+x.Chars > o.MaxChars) {
+				done[i] = true // cannot fit now, nor later (counts only grow)
+				continue
+			}
+			rel := x.Relevance
+			if math.IsNaN(rel) {
+				rel = math.Inf(-1)
+			}
+			s := lambda*rel - (1-lambda)*red[i]
+			if o.HitsInOrder && x.Hit {
+				s = math.Inf(1) // the first hit left wins
+			}
+			if best < 0 || (x.Hit && !c[best].Hit) || (x.Hit == c[best].Hit && s > bestScore) {
+				best, bestScore = i, s
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		done[best] = true
+		if o.MaxChars > 0 && chars+c[best].Chars > o.MaxChars { // only with MinTrim
+			if left := o.MaxChars - chars; left >= o.MinTrim {
+				out = append(out, Pick{Index: best, Chars: left})
+			}
+			return out
+		}
+		out = append(out, Pick{Index: best})
+		perPage[c[best].Page]++
+		chars += c[best].Chars
+		if sim == nil {
+			continue
+		}
+		for i := range c {
+			if !done[i] {
+				red[i] = math.Max(red[i], sim(i, best))
+			}
+		}
+	}
 }

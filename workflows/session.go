@@ -146,8 +146,13 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 
 func (s *session) bootstrap(ctx workflow.Context) error {
 	s.phase = "bootstrap"
-	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), acts.HealthCheck, contract.HealthInput{SessionID: s.id}).Get(ctx, nil); err != nil {
+	var health contract.HealthResult
+	in := contract.HealthInput{SessionID: s.id, Providers: s.cfg.Research.ProviderList()}
+	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), acts.HealthCheck, in).Get(ctx, &health); err != nil {
 		return fmt.Errorf("health check: %w", err)
+	}
+	for _, w := range health.Warnings {
+		s.log.Warn("search provider unavailable at start", "warning", w)
 	}
 	var b contract.BootstrapResult
 	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), acts.Bootstrap, contract.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {

@@ -26,6 +26,13 @@ type params struct {
 	chunkChars, perPage, embedded int
 	lambda                        float64
 	maxChars, k                   int
+	// The session engine's options (research.corpus_candidates,
+	// research.corpus_rrf_k, research.ingest_hits_in_order,
+	// research.ingest_min_trim).
+	candidates  int
+	rrfK        float64
+	hitsInOrder bool
+	minTrim     int
 }
 
 // cachedEmbedder remembers every vector by kind and text: the same
@@ -186,6 +193,11 @@ func (e *engines) all(ctx context.Context, q string) (map[string][]string, error
 		}
 		out[name] = nw
 	}
+	eng, err := e.engine(ctx, q, e.p)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	out["engine"] = eng
 	hy, _, err := e.c.SearchPassages(ctx, q, e.p.k)
 	if err != nil {
 		return nil, err
@@ -362,4 +374,60 @@ func printTable(w interface{ Write([]byte) (int, error) }, names []string, rows 
 	}
 	fmt.Fprintf(w, "\n%d questions; top-%d; chunk %d chars; old: 12 chunks/page by information gain; new: λ = %.2f, ingest_max_chars = %d\n",
 		n, p.k, p.chunkChars, p.lambda, p.maxChars)
+}
+
+// engine is what a session ingests with p's options: the corpus search's
+// top-k passages (p.candidates BM25 candidates, RRF constant p.rrfK), each
+// fetched as Fetch does (with its neighbours, the hit marked), chunked as
+// Ingest chunks, and Ingest's selection (research.SelectEvidence): the hits
+// first in the search's order when p.hitsInOrder, the chunk that would
+// overflow p.maxChars cut to its best window for the query when p.minTrim
+// allows, the rest by relevance and novelty.
+func (e *engines) engine(ctx context.Context, q string, p params) ([]string, error) {
+	ps, _, err := e.c.SearchPassagesWith(ctx, q, p.k, research.SearchOptions{Candidates: p.candidates, RRFK: p.rrfK})
+	if err != nil {
+		return nil, err
+	}
+	var chunks []string
+	var cands []research.ChunkCandidate
+	for i, ps := range ps {
+		d, err := e.c.Open(research.PassageURL(ps.Rel, ps.N))
+		if err != nil {
+			return nil, err
+		}
+		all, hit := research.WindowChunks(d, research.IngestChunkConfig(p.chunkChars))
+		for _, j := range research.WithHits(research.SelectChunks(all, q, p.embedded), hit) {
+			chunks = append(chunks, all[j])
+			cands = append(cands, research.ChunkCandidate{Page: i, Chars: len([]rune(all[j])), Hit: hit[j]})
+		}
+	}
+	if len(chunks) == 0 {
+		return nil, nil
+	}
+	qv, err := e.emb.Embed(ctx, llm.Query, []string{q})
+	if err != nil {
+		return nil, err
+	}
+	vs, err := e.emb.Embed(ctx, llm.Document, chunks)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vs {
+		cands[i].Relevance = algebra.Cosine32(v, qv[0])
+	}
+	sim := func(i, j int) float64 { return algebra.Cosine32(vs[i], vs[j]) }
+	seen := map[string]bool{}
+	var kept []string
+	o := research.SelectOptions{Lambda: p.lambda, MaxPerPage: p.perPage, MaxChars: p.maxChars, HitsInOrder: p.hitsInOrder, MinTrim: p.minTrim}
+	for _, pk := range research.SelectEvidence(cands, sim, o) {
+		t := chunks[pk.Index]
+		if pk.Chars > 0 {
+			t = research.BestWindow(t, q, pk.Chars)
+		}
+		if !seen[t] { // the store keeps a chunk once (content hash)
+			seen[t] = true
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
 }

@@ -60,14 +60,21 @@ func main() {
 	verbose := flag.Bool("v", false, "one line per question")
 	lambda := flag.Float64("lambda", 0, "Ingest MMR λ (0: research.ingest_lambda)")
 	cache := flag.String("cache", "", "file keeping the vectors between runs (one per embedder; default: none)")
+	def := config.Defaults().Research
+	var eo params
+	flag.IntVar(&eo.candidates, "candidates", def.CorpusCandidates, "engine: BM25 candidates reranked (research.corpus_candidates)")
+	flag.Float64Var(&eo.rrfK, "rrf-k", def.CorpusRRFK, "engine: reciprocal rank fusion constant (research.corpus_rrf_k)")
+	flag.BoolVar(&eo.hitsInOrder, "hits-in-order", def.IngestHitsInOrder, "engine: hits first in search order (research.ingest_hits_in_order)")
+	flag.IntVar(&eo.minTrim, "min-trim", def.IngestMinTrim, "engine: cut the overflowing chunk to its best window when this many characters are left (research.ingest_min_trim; 0: drop it)")
+	sweep := flag.Bool("sweep", false, "engine: print recall and characters per option set over a grid, on the odd and even halves of the questions")
 	flag.Parse()
-	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose); err != nil {
+	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool) error {
+func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep bool) error {
 	ctx := context.Background()
 	qs, err := questions.DebianReference()
 	if err != nil {
@@ -93,7 +100,8 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 		}
 	}()
 	p := params{chunkChars: def.Research.ChunkChars, perPage: def.Research.MaxChunksPerPage, embedded: def.Research.MaxChunksEmbedded,
-		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k}
+		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k,
+		candidates: eo.candidates, rrfK: eo.rrfK, hitsInOrder: eo.hitsInOrder, minTrim: eo.minTrim}
 	if maxChars > 0 {
 		p.maxChars = maxChars
 	}
@@ -114,8 +122,11 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	}
 	defer eng.close()
 	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages; %d questions\n", eng.stats.Docs, eng.stats.Passages, len(qs))
+	if sweep {
+		return runSweep(ctx, eng, qs, p, func() error { return emb.save(cache) })
+	}
 	rows := map[string]*row{}
-	names := []string{"old", "bm25-5", "hybrid-5", "new-unmarked", "new"}
+	names := []string{"old", "bm25-5", "hybrid-5", "new-unmarked", "new", "engine"}
 	for _, name := range names {
 		rows[name] = &row{name: name}
 	}
@@ -129,8 +140,8 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 			texts := got[name]
 			r := rows[name]
 			ev := questions.Evidence(q, texts)
-			r.add(q.Kind, ev, chars(texts))
-			line = append(line, fmt.Sprintf("%s %.2f %5d", name, ev, chars(texts)))
+			r.add(q.Kind, ev, charsOf(texts))
+			line = append(line, fmt.Sprintf("%s %.2f %5d", name, ev, charsOf(texts)))
 		}
 		if i%10 == 9 {
 			if err := emb.save(cache); err != nil {
@@ -145,7 +156,7 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	return nil
 }
 
-func chars(texts []string) int {
+func charsOf(texts []string) int {
 	n := 0
 	for _, t := range texts {
 		n += len([]rune(t))

@@ -188,6 +188,15 @@ func commonKeys(env []string, vals map[string]string) {
 	}
 }
 
+// Secret reports whether a parameter is a credential: every key whose last
+// segment ends in api_key (llm.api_key, embed.api_key, eval.judge_api_key,
+// the search providers' keys). A credential lives in the worker's
+// environment or config file only: its config field is json:"-", so it never
+// reaches a workflow input or result.
+func Secret(key string) bool {
+	return strings.HasSuffix(key, "api_key")
+}
+
 // refuseSecrets refuses an API key among a session's parameters: the
 // parameters travel in the session's workflow input and are recorded in its
 // history, where a key must never be. The key belongs in the worker's
@@ -195,7 +204,7 @@ func commonKeys(env []string, vals map[string]string) {
 func refuseSecrets(overrides map[string]string) error {
 	var bad []string
 	for key := range overrides {
-		if _, ok := CommonKeyEnv[key]; ok {
+		if Secret(key) {
 			bad = append(bad, key)
 		}
 	}
@@ -205,7 +214,11 @@ func refuseSecrets(overrides map[string]string) error {
 	sort.Strings(bad)
 	var hint []string
 	for _, key := range bad {
-		hint = append(hint, fmt.Sprintf("%s or %s", EnvName(key), CommonKeyEnv[key]))
+		h := EnvName(key)
+		if common, ok := CommonKeyEnv[key]; ok {
+			h += " or " + common
+		}
+		hint = append(hint, h)
 	}
 	return fmt.Errorf("config: %s cannot be a session parameter (it would be recorded in the workflow history); set %s in the worker's environment or config file",
 		strings.Join(bad, ", "), strings.Join(hint, "; "))
