@@ -2,10 +2,15 @@ package activities_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+
 	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -123,5 +128,56 @@ func TestFinalizeFiveThousandTasks(t *testing.T) {
 	}
 	if res.Tasks != 5000 || res.Done != done || res.Failed != 0 || res.Evidence != 197 {
 		t.Errorf("result %+v, want 5000 tasks, %d done, 197 evidence", res, done)
+	}
+}
+
+// TestSyncSimilarHeartbeats: a SIMILAR_TO sync heartbeats while it works,
+// on its first (full) sync and on an incremental one after new evidence,
+// so that a long sync is not taken for a dead worker. It fails if the
+// sync stops calling its Progress hook, or the activity stops wiring it to
+// activity.RecordHeartbeat.
+func TestSyncSimilarHeartbeats(t *testing.T) {
+	env, store, a := newActivityEnv(t, t.TempDir(), nil)
+	var beats atomic.Int64
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+	sid := "heartbeat-sync"
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.GetSession(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(iter, n int) {
+		var ev []graph.Evidence
+		for i := range n {
+			text := fmt.Sprintf("Dendrites grow along grain boundaries, observation %d of batch %d.", i%40, iter)
+			ev = append(ev, graph.Evidence{Content: fmt.Sprintf("%s #%d", text, i), Kind: graph.KindHTML, Strength: 0.5,
+				Embedding: llmtest.Embedding(text, len(sess.GoalQueryEmb)), CreatedIter: iter})
+		}
+		if _, err := store.AddEvidence(t.Context(), sid, fmt.Sprintf("ev/%d", iter), graph.RootShortID, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func(iter int) (activities.SyncSimilarResult, int64) {
+		t.Helper()
+		before := beats.Load()
+		v, err := env.ExecuteActivity(acts.SyncSimilar, activities.SyncSimilarInput{SessionID: sid, Iteration: iter, Similar: contract.SimilarOf(a.Cfg.Algebra)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res activities.SyncSimilarResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		return res, beats.Load() - before
+	}
+	add(1, 200)
+	if res, n := sync(1); n == 0 || res.Edges == 0 {
+		t.Errorf("first sync: %d heartbeats, %d edges; want heartbeats over a sync that made edges", n, res.Edges)
+	}
+	add(2, 40)
+	if res, n := sync(2); n == 0 {
+		t.Errorf("incremental sync: no heartbeat (%+v)", res)
 	}
 }
