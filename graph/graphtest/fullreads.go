@@ -6,6 +6,7 @@ package graphtest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -207,5 +208,40 @@ func testEvidenceOfTasks(t *testing.T, s graph.Store) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%v\n got %+v\nwant %+v", ids, got, want)
 		}
+	}
+}
+
+// testSyncGuardFallsBack: after a full sync of 200 items, 500 new ones
+// make the incremental cascade's first round cost more than the full sync
+// (500 × (700 + 500) comparisons against a budget of 2^18): the guard gives
+// it up before writing anything, the full sync runs (Incremental false,
+// though the watermark and the counts allowed the incremental path), and
+// the edges and strengths equal an exhaustive full sync of a twin
+// session. (Similar/IncrementalEqualsFull shows the same sessions' small
+// waves taking the incremental path.)
+func testSyncGuardFallsBack(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	inc, full := newSession(t, s), newSession(t, s)
+	// Exhaustive (probes past the cluster count) so that the first full
+	// sync is the exact one too; the budget stays max(2^18, n²/2).
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3, Probes: 1 << 20}
+	for w, wave := range []struct {
+		iter, n     int
+		incremental bool
+	}{{1, 200, false}, {2, 500, false}} {
+		items := clusteredItems(uint64(w+3)*104729, wave.n, wave.iter, fmt.Sprintf("g%d", w))
+		addEv(t, s, inc, fmt.Sprintf("wave%d", w), items...)
+		addEv(t, s, full, fmt.Sprintf("wave%d", w), items...)
+		st, err := graph.SyncSimilar(ctx, s, inc, p, nil)
+		if err != nil {
+			t.Fatalf("wave %d: %v", w, err)
+		}
+		eq(t, fmt.Sprintf("wave %d incremental", w), st.Incremental, wave.incremental)
+		fp := p
+		fp.Full, fp.Probes = true, 1<<20
+		if _, err := graph.SyncSimilar(ctx, s, full, fp, nil); err != nil {
+			t.Fatalf("wave %d: full: %v", w, err)
+		}
+		sameSimilar(t, s, w, inc, full)
 	}
 }

@@ -84,6 +84,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Status/SetStatusWhere", testSetStatusWhere},
 		{"Tasks/SetResultEmbeddings", testSetResultEmbeddings},
 		{"Evidence/OfTasks", testEvidenceOfTasks},
+		{"Similar/GuardFallsBackToFull", testSyncGuardFallsBack},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
