@@ -37,43 +37,34 @@ const sectionsKey = "assembly/sections"
 // CollectSections walks the task tree depth-first: a DONE task gives its
 // result with a [Source data] appendix of its strongest evidence, a leaf
 // without a result gives its evidence directly. MMR then orders the
-// sections against the goal.
+// sections against the goal. It reads no task list whole (#14): the
+// outline (no texts, no embeddings) and the per-task evidence counts give
+// the walk and the tasks that can make a section; only those are read,
+// with their evidence, a page at a time in walk order.
 func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (CollectResult, error) {
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		return CollectResult{}, fmt.Errorf("collect session: %w", err)
 	}
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	outline, err := a.Store.TaskOutline(ctx, in.SessionID)
 	if err != nil {
 		return CollectResult{}, fmt.Errorf("collect tasks: %w", err)
 	}
-	children := map[string][]graph.Task{}
-	var root graph.Task
-	for _, t := range tasks {
-		if t.ShortID == graph.RootShortID {
-			root = t
-			continue
-		}
-		children[t.Parent] = append(children[t.Parent], t)
+	per, _, err := a.Store.EvidenceCounts(ctx, in.SessionID)
+	if err != nil {
+		return CollectResult{}, fmt.Errorf("collect evidence counts: %w", err)
+	}
+	roots, err := a.Store.TasksByIDs(ctx, in.SessionID, []string{graph.RootShortID})
+	if err != nil {
+		return CollectResult{}, fmt.Errorf("collect root: %w", err)
 	}
 	out := CollectResult{}
-	if root.Status == graph.Done && strings.TrimSpace(root.ResultSummary) != "" {
-		out.RootDone, out.RootResult = true, root.ResultSummary
+	if len(roots) == 1 && roots[0].Status == graph.Done && strings.TrimSpace(roots[0].ResultSummary) != "" {
+		out.RootDone, out.RootResult = true, roots[0].ResultSummary
 	}
 	c := collector{a: a, cfg: orDefault(in.Assembly, config.Defaults().Assembly), session: in.SessionID, sources: map[string]int{}}
-	var walk func(t graph.Task, inner bool) error
-	walk = func(t graph.Task, inner bool) error {
-		if err := c.section(ctx, t, inner || len(children[t.ID]) == 0); err != nil {
-			return err
-		}
-		for _, ch := range children[t.ID] {
-			if err := walk(ch, inner); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(root, false); err != nil {
+	walk := preorder(outline)
+	if err := c.sections(ctx, sectionTasks(walk, per, false)); err != nil {
 		return CollectResult{}, err
 	}
 	// The seeds' sections come from DONE tasks and researched leaves. When
@@ -82,7 +73,7 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	// say "no findings" over a graph full of evidence: take the inner tasks'
 	// evidence then.
 	if len(c.secs) == 0 {
-		if err := walk(root, true); err != nil {
+		if err := c.sections(ctx, sectionTasks(walk, per, true)); err != nil {
 			return CollectResult{}, err
 		}
 	}
@@ -100,6 +91,105 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 		}
 	}
 	return out, putBlob(ctx, a.Store, in.SessionID, sectionsKey, doc)
+}
+
+// walkNode is one task of the depth-first walk from the root.
+type walkNode struct {
+	graph.TaskNode
+	leaf bool
+}
+
+// preorder is the depth-first walk of the tree from the root, children in
+// store order (the outline's): the order sections, and so source numbers,
+// come in. Tasks not under the root are not visited.
+func preorder(outline []graph.TaskNode) []walkNode {
+	children := map[string][]graph.TaskNode{}
+	var root *graph.TaskNode
+	for i, t := range outline {
+		if t.ShortID == graph.RootShortID {
+			root = &outline[i]
+			continue
+		}
+		children[t.Parent] = append(children[t.Parent], t)
+	}
+	if root == nil {
+		return nil
+	}
+	var out []walkNode
+	var visit func(t graph.TaskNode)
+	visit = func(t graph.TaskNode) {
+		out = append(out, walkNode{TaskNode: t, leaf: len(children[t.ShortID]) == 0})
+		for _, ch := range children[t.ShortID] {
+			visit(ch)
+		}
+	}
+	visit(*root)
+	return out
+}
+
+// sectionTask is a task that may give a section, and whether its evidence
+// is shown raw (a leaf, or every task in the fallback).
+type sectionTask struct {
+	id  string
+	raw bool
+}
+
+// sectionTasks keeps, in walk order, the tasks that can give a section: a
+// DONE task (its result; a blank one gives nothing unless raw) and a raw
+// task that holds evidence.
+func sectionTasks(walk []walkNode, evidence map[string]int, inner bool) []sectionTask {
+	var out []sectionTask
+	for _, n := range walk {
+		raw := inner || n.leaf
+		if n.Status == graph.Done || (raw && evidence[n.ShortID] > 0) {
+			out = append(out, sectionTask{id: n.ShortID, raw: raw})
+		}
+	}
+	return out
+}
+
+// sections adds the sections of the given tasks, in order, reading the
+// tasks and their evidence a page at a time.
+func (c *collector) sections(ctx context.Context, todo []sectionTask) error {
+	for lo := 0; lo < len(todo); lo += taskPage {
+		page := todo[lo:min(lo+taskPage, len(todo))]
+		ids := make([]string, len(page))
+		for i, p := range page {
+			ids[i] = p.id
+		}
+		ts, err := c.a.Store.TasksByIDs(ctx, c.session, ids)
+		if err != nil {
+			return fmt.Errorf("collect tasks: %w", err)
+		}
+		ev, err := c.a.Store.EvidenceOfTasks(ctx, c.session, ids)
+		if err != nil {
+			return fmt.Errorf("collect evidence: %w", err)
+		}
+		byID := make(map[string]graph.Task, len(ts))
+		for _, t := range ts {
+			byID[t.ShortID] = t
+		}
+		for _, p := range page {
+			t, ok := byID[p.id]
+			if !ok {
+				continue // deleted since the outline was read (a reset): nothing to show
+			}
+			c.section(t, supporting(ev, t.ID), p.raw)
+		}
+	}
+	return nil
+}
+
+// supporting is the evidence with a SUPPORTS edge to the task, in the
+// order of ev.
+func supporting(ev []graph.Evidence, taskID string) []graph.Evidence {
+	var out []graph.Evidence
+	for _, e := range ev {
+		if e.TaskID == taskID || slices.Contains(e.Also, taskID) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // checkRoot holds the root's result, which the model wrote during the
@@ -175,11 +265,7 @@ func (c *collector) sourceNumber(e graph.Evidence) int {
 
 // section adds t's section: its result with a [Source data] appendix when it is
 // DONE, its evidence when raw is set (a leaf, or the fallback), else none.
-func (c *collector) section(ctx context.Context, t graph.Task, raw bool) error {
-	ev, err := c.a.Store.Evidence(ctx, c.session, t.ShortID)
-	if err != nil {
-		return fmt.Errorf("collect evidence of %s: %w", t.ShortID, err)
-	}
+func (c *collector) section(t graph.Task, ev []graph.Evidence, raw bool) {
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Strength > ev[j].Strength })
 	cfg := c.cfg
 	var b strings.Builder
@@ -195,7 +281,7 @@ func (c *collector) section(ctx context.Context, t graph.Task, raw bool) error {
 	case raw && len(ev) > 0:
 		limit, chars = cfg.LeafEvidence, cfg.LeafEvidenceChars
 	default:
-		return nil
+		return
 	}
 	sec := sectionDoc{Title: t.Description, Evidence: map[int]string{}}
 	var evVecs [][]float64
@@ -219,7 +305,6 @@ func (c *collector) section(ctx context.Context, t graph.Task, raw bool) error {
 	sec.Text = strings.TrimSpace(b.String())
 	c.secs = append(c.secs, sec)
 	c.vecs = append(c.vecs, vec)
-	return nil
 }
 
 func (c *collector) mmrOrder(goal []float64, lambda float64) []int {
@@ -408,55 +493,80 @@ func citedNumbers(text string) []int {
 	return out
 }
 
+// taskPage is how many tasks Finalize and CollectSections read (and
+// Finalize embeds and writes) at a time: it bounds the memory and the size
+// of one write, and Finalize heartbeats between pages. No result depends on it, so it is not a parameter.
+const taskPage = 256
+
 // Finalize closes the graph after assembly: remaining PENDING and ACTIVE
 // tasks become DONE, missing result embeddings are filled, SIMILAR_TO is
-// synced. Repeating it is harmless.
+// synced. Repeating it is harmless. It reads no task list whole (#14):
+// one write closes the open tasks, the outline (no texts, no embeddings)
+// gives the counts and the tasks to fill, and those are read, embedded
+// and written a page at a time.
 func (a *Activities) Finalize(ctx context.Context, in FinalizeInput) (FinalizeResult, error) {
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	if _, err := a.Store.SetStatusWhere(ctx, in.SessionID, []graph.Status{graph.Pending, graph.Active}, graph.Done); err != nil {
+		return FinalizeResult{}, fmt.Errorf("finalize close open tasks: %w", err)
+	}
+	outline, err := a.Store.TaskOutline(ctx, in.SessionID)
 	if err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize tasks: %w", err)
 	}
-	var fill []graph.Task
-	var texts []string
-	res := FinalizeResult{Tasks: len(tasks)}
-	for _, t := range tasks {
-		if t.Status == graph.Pending || t.Status == graph.Active {
-			if _, err := a.Store.SetStatus(ctx, in.SessionID, t.ShortID, []graph.Status{graph.Pending, graph.Active}, graph.Done); err != nil {
-				return FinalizeResult{}, fmt.Errorf("finalize %s: %w", t.ShortID, err)
-			}
-			t.Status = graph.Done
-		}
+	var fill []string
+	res := FinalizeResult{Tasks: len(outline)}
+	for _, t := range outline {
 		switch t.Status {
 		case graph.Done:
 			res.Done++
-			if len(t.ResultEmbedding) == 0 {
-				fill = append(fill, t)
-				texts = append(texts, firstNonEmpty(t.ResultSummary, t.EmbedText, t.Description))
+			if !t.ResultEmbedded {
+				fill = append(fill, t.ShortID)
 			}
 		case graph.Failed:
 			res.Failed++
 		}
 	}
-	if len(texts) > 0 && !in.SkipEmbeddings {
-		embs, err := a.Embed.Embed(ctx, llm.Document, texts)
-		if err != nil {
-			return FinalizeResult{}, fmt.Errorf("finalize embed results: %w", err)
-		}
-		for i, t := range fill {
-			if err := a.Store.SetResultEmbedding(ctx, in.SessionID, t.ShortID, embs[i]); err != nil {
-				return FinalizeResult{}, fmt.Errorf("finalize result embedding %s: %w", t.ShortID, err)
+	if !in.SkipEmbeddings {
+		for lo := 0; lo < len(fill); lo += taskPage {
+			if err := a.fillResultEmbeddings(ctx, in.SessionID, fill[lo:min(lo+taskPage, len(fill))]); err != nil {
+				return FinalizeResult{}, err
 			}
 		}
 	}
 	if _, err := graph.SyncSimilar(ctx, a.Store, in.SessionID, heartbeating(ctx, graphParams(in.Similar)), nil); err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize similar: %w", err)
 	}
-	ev, err := a.Store.Evidence(ctx, in.SessionID, "")
-	if err != nil {
+	if res.Evidence, err = a.Store.EvidenceCount(ctx, in.SessionID); err != nil {
 		return FinalizeResult{}, fmt.Errorf("finalize count evidence: %w", err)
 	}
-	res.Evidence = len(ev)
 	return res, nil
+}
+
+// fillResultEmbeddings embeds the result (else the embed text, else the
+// description) of each named DONE task and stores it, in one write.
+func (a *Activities) fillResultEmbeddings(ctx context.Context, session string, ids []string) error {
+	ts, err := a.Store.TasksByIDs(ctx, session, ids)
+	if err != nil {
+		return fmt.Errorf("finalize read tasks: %w", err)
+	}
+	texts := make([]string, len(ts))
+	for i, t := range ts {
+		texts[i] = firstNonEmpty(t.ResultSummary, t.EmbedText, t.Description)
+	}
+	embs, err := a.Embed.Embed(ctx, llm.Document, texts)
+	if err != nil {
+		return fmt.Errorf("finalize embed results: %w", err)
+	}
+	set := make(map[string][]float32, len(ts))
+	for i, t := range ts {
+		set[t.ShortID] = embs[i]
+	}
+	if err := a.Store.SetResultEmbeddings(ctx, session, set); err != nil {
+		return fmt.Errorf("finalize result embeddings: %w", err)
+	}
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, "finalize result embeddings")
+	}
+	return nil
 }
 
 func firstNonEmpty(s ...string) string {

@@ -112,15 +112,11 @@ func (a *Activities) ApplyOps(ctx context.Context, in ApplyInput) (ApplyOutput, 
 		}
 		out.Calls = append(out.Calls, ToolCall{Index: i, Task: task, Tool: op.Tool, Query: op.Args["query"]})
 	}
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	roots, err := a.Store.TasksByIDs(ctx, in.SessionID, []string{graph.RootShortID})
 	if err != nil {
 		return ApplyOutput{}, fmt.Errorf("apply read root: %w", err)
 	}
-	for _, t := range tasks {
-		if t.ShortID == graph.RootShortID {
-			out.RootDone = t.Status == graph.Done
-		}
-	}
+	out.RootDone = len(roots) == 1 && roots[0].Status == graph.Done
 	return out, nil
 }
 

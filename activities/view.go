@@ -238,19 +238,44 @@ func renameCollisions(ops []contract.Op, before map[string]bool, iter int) ([]co
 }
 
 // renameUnseen applies renameCollisions against the tasks created before
-// the iteration.
+// the iteration. It reads only the tasks the answer's new ids (and the
+// fresh ids tried for them) name, not the task list (#14): it looks up the
+// ids the renaming depends on until every id it chose was looked up.
 func (a *Activities) renameUnseen(ctx context.Context, in ApplyInput) ([]contract.Op, error) {
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
-	if err != nil {
-		return nil, fmt.Errorf("apply read task ids: %w", err)
-	}
-	before := make(map[string]bool, len(tasks))
-	for _, t := range tasks {
-		if t.CreatedIter < in.Iteration {
-			before[t.ShortID] = true
+	before, looked := map[string]bool{}, map[string]bool{}
+	var ask []string
+	for _, op := range in.Ops {
+		if op.Op == "create" {
+			ask = append(ask, op.ID)
 		}
 	}
-	ops, renamed := renameCollisions(in.Ops, before, in.Iteration)
+	ops, renamed := in.Ops, map[string]string(nil)
+	for {
+		var q []string
+		for _, id := range ask {
+			if !looked[id] {
+				looked[id] = true
+				q = append(q, id)
+			}
+		}
+		if len(q) == 0 {
+			break
+		}
+		tasks, err := a.Store.TasksByIDs(ctx, in.SessionID, q)
+		if err != nil {
+			return nil, fmt.Errorf("apply read task ids: %w", err)
+		}
+		for _, t := range tasks {
+			if t.CreatedIter < in.Iteration {
+				before[t.ShortID] = true
+			}
+		}
+		ops, renamed = renameCollisions(in.Ops, before, in.Iteration)
+		ask = ask[:0]
+		for _, id := range renamed {
+			ask = append(ask, id)
+		}
+	}
 	if len(renamed) > 0 {
 		logger(ctx, in.SessionID).Info("new task ids renamed: they name tasks outside the model's view", "iteration", in.Iteration, "renamed", renamed)
 	}

@@ -210,6 +210,29 @@ type Store interface {
 	// SimilarEdges returns the session's SIMILAR_TO edges only, in
 	// SortEdges order.
 	SimilarEdges(ctx context.Context, sessionID string) ([]Edge, error)
+
+	// Lane fullreads (#14): what the end-of-session activities (Finalize,
+	// CollectSections) and the tail of ApplyOps read instead of Tasks.
+
+	// TaskOutline returns every task of the session without its texts and
+	// embeddings (the tree's shape and each task's status), in Tasks order.
+	TaskOutline(ctx context.Context, sessionID string) ([]TaskNode, error)
+	// TasksByIDs returns the named tasks (short ids) in Tasks order, with
+	// Parent and DependsOn filled; ids that name no task of the session are
+	// skipped (callers probe for free ids with it).
+	TasksByIDs(ctx context.Context, sessionID string, shortIDs []string) ([]Task, error)
+	// SetStatusWhere moves every task whose status is in from to `to` in
+	// one write and returns how many moved. from must be non-empty and must
+	// not hold FAILED (FAILED tasks are immutable: ErrImmutable).
+	SetStatusWhere(ctx context.Context, sessionID string, from []Status, to Status) (int, error)
+	// SetResultEmbeddings fills the result embeddings of several tasks (by
+	// short id) in one write; an unknown task is ErrNotFound and a FAILED
+	// one ErrImmutable, and then nothing is written.
+	SetResultEmbeddings(ctx context.Context, sessionID string, embs map[string][]float32) error
+	// EvidenceOfTasks returns the evidence with a SUPPORTS edge to any of
+	// the named tasks (as TaskID or in Also), in Evidence order, in one
+	// read; ids that name no task are skipped.
+	EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs []string) ([]Evidence, error)
 }
 
 // Neighbourhood is what Store.Neighbourhood read (lane expand).
@@ -217,6 +240,16 @@ type Neighbourhood struct {
 	Tasks    []Task
 	Evidence []Evidence
 	Edges    []Edge
+}
+
+// TaskNode is one row of Store.TaskOutline (lane fullreads): a task
+// without its texts and embeddings.
+type TaskNode struct {
+	ShortID        string
+	Parent         string // short id of the SUBTASK_OF target, "" for the root
+	Status         Status
+	CreatedIter    int
+	ResultEmbedded bool // the task has a result embedding
 }
 
 // Neighbor is one answer of Store.NearestEvidence.

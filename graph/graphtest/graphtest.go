@@ -79,6 +79,12 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Neighbourhood/OneHopAsFullReads", testNeighbourhood}, // lane expand
 		// Lane payloads (#14).
 		{"Evidence/CountsPerTask", testEvidenceCounts},
+		// Lane fullreads (#14).
+		{"Tasks/OutlineAndByIDs", testTaskOutline},
+		{"Status/SetStatusWhere", testSetStatusWhere},
+		{"Tasks/SetResultEmbeddings", testSetResultEmbeddings},
+		{"Evidence/OfTasks", testEvidenceOfTasks},
+		{"Similar/GuardFallsBackToFull", testSyncGuardFallsBack},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package activities_test
+
+const raceEnabled = false

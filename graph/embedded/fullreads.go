@@ -1,0 +1,196 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Lane fullreads (#14): the reads and writes Finalize, CollectSections and
+// ApplyOps use instead of loading every task with its embeddings.
+
+// outlineRec is the part of a task record TaskOutline needs: the decoder
+// skips the texts and the embedding without allocating them, and keeps the
+// result embedding undecoded (its presence is all that is asked).
+type outlineRec struct {
+	Status          string          `json:"status"`
+	ResultEmbedding json.RawMessage `json:"result_embedding,omitempty"`
+	CreatedIter     int             `json:"created_iter"`
+	Parent          string          `json:"parent,omitempty"`
+}
+
+// TaskOutline returns every task's shape and status, in Tasks order.
+func (s *Store) TaskOutline(ctx context.Context, sessionID string) ([]graph.TaskNode, error) {
+	var out []graph.TaskNode
+	err := s.view(ctx, "task outline", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		return sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+			var r outlineRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode task %q: %w", k, err)
+			}
+			out = append(out, graph.TaskNode{ShortID: string(k), Parent: r.Parent, Status: graph.Status(r.Status),
+				CreatedIter: r.CreatedIter, ResultEmbedded: len(r.ResultEmbedding) > 0 && string(r.ResultEmbedding) != `""` && string(r.ResultEmbedding) != "null"})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortTaskNodes(out)
+	return out, nil
+}
+
+// TasksByIDs returns the named tasks that exist, in Tasks order.
+func (s *Store) TasksByIDs(ctx context.Context, sessionID string, shortIDs []string) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.view(ctx, "tasks by ids", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, id := range shortIDs {
+			if id == "" || seen[id] || sb.Bucket(bktTasks).Get([]byte(id)) == nil {
+				continue
+			}
+			seen[id] = true
+			t, err := getTask(sb, sessionID, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortTasks(out)
+	return out, nil
+}
+
+// SetStatusWhere moves every task in one of the from statuses to `to`.
+func (s *Store) SetStatusWhere(ctx context.Context, sessionID string, from []graph.Status, to graph.Status) (int, error) {
+	if err := graph.CheckStatusWhere(from, to); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.update(ctx, "set status where", func(tx *bolt.Tx) error {
+		n = 0
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		var move []string
+		err = sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+			var r outlineRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode task %q: %w", k, err)
+			}
+			if st := graph.Status(r.Status); st != to && slices.Contains(from, st) {
+				move = append(move, string(k)) // bbolt forbids writes inside ForEach
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range move {
+			t, err := getTask(sb, sessionID, id)
+			if err != nil {
+				return err
+			}
+			t.Status = to
+			if err := putTask(sb, t); err != nil {
+				return fmt.Errorf("write task %q: %w", id, err)
+			}
+		}
+		n = len(move)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// SetResultEmbeddings fills several result embeddings in one transaction.
+func (s *Store) SetResultEmbeddings(ctx context.Context, sessionID string, embs map[string][]float32) error {
+	return s.update(ctx, "set result embeddings", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, 0, len(embs))
+		for id := range embs {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids) // the first error named is the same on every run
+		for _, id := range ids {
+			t, err := getTask(sb, sessionID, id)
+			if err != nil {
+				return err
+			}
+			if t.Status == graph.Failed {
+				return fmt.Errorf("task %q: %w", id, graph.ErrImmutable)
+			}
+			t.ResultEmbedding = slices.Clone(embs[id])
+			if err := putTask(sb, t); err != nil {
+				return fmt.Errorf("write task %q: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// EvidenceOfTasks walks the heads of the evidence records once and decodes
+// only the items that support one of the named tasks.
+func (s *Store) EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs []string) ([]graph.Evidence, error) {
+	want := make(map[string]bool, len(shortIDs))
+	for _, id := range shortIDs {
+		want[id] = true
+	}
+	var out []graph.Evidence
+	err := s.view(ctx, "evidence of tasks", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if len(want) == 0 {
+			return nil
+		}
+		return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
+			task, also, err := evidenceTargets(v)
+			if err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			if !want[task] && !slices.ContainsFunc(also, func(a string) bool { return want[a] }) {
+				return nil
+			}
+			var r evidenceRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			e, err := recToEvidence(sessionID, string(k), r)
+			if err != nil {
+				return fmt.Errorf("decode evidence %q: %w", k, err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}
