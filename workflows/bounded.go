@@ -46,13 +46,15 @@ func (s *session) readView(ctx workflow.Context, iter int) (contract.ReadStateRe
 	return rs, err
 }
 
-// focusView is steps 3b-5 with the neighbourhood of the focus.
-func (s *session) focusView(ctx workflow.Context, iter int, sel string) (contract.FocusViewResult, error) {
+// focusView is steps 3b-5 with the neighbourhood of the focus. It runs
+// as a local activity when local (changeLocalSteps and no NLI: with NLI
+// its SIMILAR_TO sync makes chat calls, which belong on a scheduled
+// activity with its own timeout and heartbeat).
+func (s *session) focusView(ctx workflow.Context, iter int, sel string, local bool) (contract.FocusViewResult, error) {
 	var fv contract.FocusViewResult
 	in := contract.FocusViewInput{Neighbour: s.cfg.Loop.ViewNeighbour, Focus: contract.FocusInput{SessionID: s.id, Iteration: iter, Task: sel,
 		Similar: contract.SimilarFor(s.cfg), Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}}
-	lctx := summarized(focusCtx(ctx, s.cfg), "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context, neighbourhood)", iter, sel)
-	if err := s.exec(ctx, lctx, acts.FocusView, in, &fv); err != nil {
+	if err := s.step(ctx, local, focusCtx(ctx, s.cfg), acts.FocusView, in, &fv, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context, neighbourhood)", iter, sel); err != nil {
 		return fv, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
 	}
 	return fv, nil
@@ -70,4 +72,24 @@ func boundedKnown(hood []contract.TaskInfo, named []contract.TaskRef, sel string
 		}
 	}
 	return k
+}
+
+// changeLocalSteps (lane load, #14; docs/local-steps.md): the store steps
+// between two model calls run as local activities in the workflow task
+// that the model call's completion starts: ApplyOps, the query dedup
+// (CheckQuery), a revert to PENDING, and FocusView unless NLI is on. With
+// ReadState and Observe already local (changeBoundedView), an iteration
+// without tool calls is one workflow task and one scheduled activity (the
+// model call) instead of three of each. Each step is idempotent by
+// (session, iteration, step), so a workflow task retried on another
+// worker repeats it safely.
+const changeLocalSteps = "local-steps"
+
+// step runs a store step as a local activity (local) or as an activity
+// scheduled with the options of base, each with the same summary.
+func (s *session) step(ctx workflow.Context, local bool, base workflow.Context, activity, in, out any, format string, args ...any) error {
+	if local {
+		return s.execLocal(ctx, localCtx(ctx, s.cfg, format, args...), activity, in, out)
+	}
+	return s.exec(ctx, summarized(base, format, args...), activity, in, out)
 }
