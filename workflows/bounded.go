@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -26,10 +27,20 @@ const changeBoundedView = "bounded-view"
 func localCtx(ctx workflow.Context, cfg contract.Config, format string, args ...any) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: cfg.Temporal.ActivityTimeout,
-		RetryPolicy:         retry(20),
-		Summary:             fmt.Sprintf(format, args...),
+		// Without it the SDK bounds every attempt together by one
+		// start-to-close, and a store down for seconds (a Neo4j restart)
+		// fails the session instead of being retried like graphCtx's
+		// activities: room for the retry policy's backoffs (about 7.5
+		// minutes over 20 attempts) on top.
+		ScheduleToCloseTimeout: cfg.Temporal.ActivityTimeout + localRetryWindow,
+		RetryPolicy:            retry(20),
+		Summary:                fmt.Sprintf(format, args...),
 	})
 }
+
+// localRetryWindow is what retry(20)'s backoffs add up to, rounded up:
+// 1+2+4+8+16 s, then 30 s for each of the other 14 waits.
+const localRetryWindow = 8 * time.Minute
 
 // execLocal runs a local activity, waiting out outages like exec.
 func (s *session) execLocal(ctx, lctx workflow.Context, activity, in, out any) error {
