@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -255,6 +256,17 @@ func retriedActivities(h *historypb.History) map[string]int32 {
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
 			n := name[a.GetScheduledEventId()]
 			out[n] = max(out[n], a.GetAttempt())
+		}
+		// A local activity (ReadState, Observe, and since local-steps the
+		// other store steps of the loop) records its attempt in its marker.
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+			var d struct {
+				ActivityType string
+				Attempt      int32
+			}
+			if p := m.GetDetails()["data"].GetPayloads(); len(p) > 0 && json.Unmarshal(p[0].GetData(), &d) == nil && d.Attempt > 1 {
+				out[d.ActivityType] = max(out[d.ActivityType], d.Attempt)
+			}
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -26,10 +27,20 @@ const changeBoundedView = "bounded-view"
 func localCtx(ctx workflow.Context, cfg contract.Config, format string, args ...any) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: cfg.Temporal.ActivityTimeout,
-		RetryPolicy:         retry(20),
-		Summary:             fmt.Sprintf(format, args...),
+		// Without it the SDK bounds every attempt together by one
+		// start-to-close, and a store down for seconds (a Neo4j restart)
+		// fails the session instead of being retried like graphCtx's
+		// activities: room for the retry policy's backoffs (about 7.5
+		// minutes over 20 attempts) on top.
+		ScheduleToCloseTimeout: cfg.Temporal.ActivityTimeout + localRetryWindow,
+		RetryPolicy:            retry(20),
+		Summary:                fmt.Sprintf(format, args...),
 	})
 }
+
+// localRetryWindow is what retry(20)'s backoffs add up to, rounded up:
+// 1+2+4+8+16 s, then 30 s for each of the other 14 waits.
+const localRetryWindow = 8 * time.Minute
 
 // execLocal runs a local activity, waiting out outages like exec.
 func (s *session) execLocal(ctx, lctx workflow.Context, activity, in, out any) error {
@@ -46,13 +57,15 @@ func (s *session) readView(ctx workflow.Context, iter int) (contract.ReadStateRe
 	return rs, err
 }
 
-// focusView is steps 3b-5 with the neighbourhood of the focus.
-func (s *session) focusView(ctx workflow.Context, iter int, sel string) (contract.FocusViewResult, error) {
+// focusView is steps 3b-5 with the neighbourhood of the focus. It runs
+// as a local activity when local (changeLocalSteps and no NLI: with NLI
+// its SIMILAR_TO sync makes chat calls, which belong on a scheduled
+// activity with its own timeout and heartbeat).
+func (s *session) focusView(ctx workflow.Context, iter int, sel string, local bool) (contract.FocusViewResult, error) {
 	var fv contract.FocusViewResult
 	in := contract.FocusViewInput{Neighbour: s.cfg.Loop.ViewNeighbour, Focus: contract.FocusInput{SessionID: s.id, Iteration: iter, Task: sel,
 		Similar: contract.SimilarFor(s.cfg), Context: s.cfg.Context, ChunkChars: s.cfg.Research.ChunkChars}}
-	lctx := summarized(focusCtx(ctx, s.cfg), "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context, neighbourhood)", iter, sel)
-	if err := s.exec(ctx, lctx, acts.FocusView, in, &fv); err != nil {
+	if err := s.step(ctx, local, focusCtx(ctx, s.cfg), acts.FocusView, in, &fv, "iteration %d: focus on %s (mark active, sync SIMILAR_TO, PPR context, neighbourhood)", iter, sel); err != nil {
 		return fv, fmt.Errorf("iteration %d focus on %s: %w", iter, sel, err)
 	}
 	return fv, nil
@@ -70,4 +83,24 @@ func boundedKnown(hood []contract.TaskInfo, named []contract.TaskRef, sel string
 		}
 	}
 	return k
+}
+
+// changeLocalSteps (lane load, #14; docs/local-steps.md): the store steps
+// between two model calls run as local activities in the workflow task
+// that the model call's completion starts: ApplyOps, the query dedup
+// (CheckQuery), a revert to PENDING, and FocusView unless NLI is on. With
+// ReadState and Observe already local (changeBoundedView), an iteration
+// without tool calls is one workflow task and one scheduled activity (the
+// model call) instead of three of each. Each step is idempotent by
+// (session, iteration, step), so a workflow task retried on another
+// worker repeats it safely.
+const changeLocalSteps = "local-steps"
+
+// step runs a store step as a local activity (local) or as an activity
+// scheduled with the options of base, each with the same summary.
+func (s *session) step(ctx workflow.Context, local bool, base workflow.Context, activity, in, out any, format string, args ...any) error {
+	if local {
+		return s.execLocal(ctx, localCtx(ctx, s.cfg, format, args...), activity, in, out)
+	}
+	return s.exec(ctx, summarized(base, format, args...), activity, in, out)
 }

@@ -65,6 +65,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	defer func() { s.st.IterTokens = s.st.TokensUsed() - usedBefore }()
 
 	bounded := workflow.GetVersion(ctx, changeBoundedView, workflow.DefaultVersion, 1) == 1
+	local := bounded && workflow.GetVersion(ctx, changeLocalSteps, workflow.DefaultVersion, 1) == 1
 	var rs contract.ReadStateResult
 	var err error
 	if bounded {
@@ -93,7 +94,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	var ex contract.ExpandResult
 	var k din.Known
 	if bounded {
-		fv, err := s.focusView(ctx, iter, sel)
+		fv, err := s.focusView(ctx, iter, sel, local && !s.cfg.Algebra.SimilarNLI)
 		if err != nil {
 			return "", err
 		}
@@ -118,7 +119,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		var out contract.ApplyOutput
 		in := contract.ApplyInput{SessionID: s.id, Iteration: iter, ActiveTask: sel, Ops: ops, DedupThreshold: s.cfg.Algebra.TaskDedupThreshold,
 			EvidenceStrength: s.cfg.Research.LLMEvidenceStrength, Rename: bounded}
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: apply %d ops", iter, len(ops)), acts.ApplyOps, in, &out); err != nil {
+		if err := s.step(ctx, local, gctx, acts.ApplyOps, in, &out, "iteration %d: apply %d ops", iter, len(ops)); err != nil {
 			return "", fmt.Errorf("iteration %d apply: %w", iter, err)
 		}
 		s.st.LastOps = out.Summary
@@ -131,14 +132,15 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		} else {
 			s.st.RootDone = out.RootDone
 			hadCalls = len(out.Calls) > 0
-			newEvidence += s.runCalls(ctx, iter, out.Calls)
+			newEvidence += s.runCalls(ctx, iter, out.Calls, local)
 			if workflow.GetVersion(ctx, changeNoop, workflow.DefaultVersion, 1) == 1 {
 				s.noteProgress(iter, sel, changedNothing(ops, out.Result, s.st.Stats.WebSearches-searches))
 			}
 		}
 	}
 	if !ok { // failed call, unrepairable answer or rolled-back write: the task goes back, the iteration counts
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: %s back to PENDING", iter, sel), acts.SetStatus, contract.StatusInput{SessionID: s.id, Task: sel, From: []contract.TaskStatus{contract.TaskActive}, To: contract.TaskPending}, nil); err != nil {
+		back := contract.StatusInput{SessionID: s.id, Task: sel, From: []contract.TaskStatus{contract.TaskActive}, To: contract.TaskPending}
+		if err := s.step(ctx, local, gctx, acts.SetStatus, back, nil, "iteration %d: %s back to PENDING", iter, sel); err != nil {
 			return "", fmt.Errorf("iteration %d revert %s: %w", iter, sel, err)
 		}
 	}
@@ -253,7 +255,7 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 // runCalls is step 11: dedup each call, then run the research loops as
 // child workflows in parallel. A failed research run yields nothing; it
 // never fails the session.
-func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.ToolCall) int {
+func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.ToolCall, local bool) int {
 	gctx := graphCtx(ctx, s.cfg)
 	var futures []workflow.ChildWorkflowFuture
 	elapsed := s.elapsed(ctx)
@@ -261,7 +263,7 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.Tool
 	for _, c := range calls {
 		var dup contract.CheckQueryResult
 		in := contract.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
-		if err := s.exec(ctx, summarized(gctx, "iteration %d: dedup query %q", iter, c.Query), acts.CheckQuery, in, &dup); err != nil {
+		if err := s.step(ctx, local, gctx, acts.CheckQuery, in, &dup, "iteration %d: dedup query %q", iter, c.Query); err != nil {
 			if isOutage(err) { // the loop stops at the next termination check (ModelGaveUp)
 				s.log.Warn("embedding server down past the tolerance; call skipped", "iteration", iter, "error", err)
 				continue

@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"go.temporal.io/sdk/activity"
@@ -30,6 +31,22 @@ func focusResults(t *testing.T, set func(*config.Config)) []activities.ExpandRes
 		}
 		return workflows.SessionInput{Goal: goal, Config: &session}
 	}, func(env *testsuite.TestWorkflowEnvironment) {
+		// FocusView is a local activity since local-steps (changeLocalSteps).
+		// The test environment names no local activity type, so the
+		// result is told by its keys.
+		env.SetOnLocalActivityCompletedListener(func(_ *activity.Info, result converter.EncodedValue, err error) {
+			var keys map[string]json.RawMessage
+			if err != nil || result.Get(&keys) != nil {
+				return
+			}
+			if _, ok := keys["expand"]; !ok {
+				return
+			}
+			var fv contract.FocusViewResult
+			if result.Get(&fv) == nil {
+				got = append(got, fv.Expand)
+			}
+		})
 		env.SetOnActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
 			var ex activities.ExpandResult
 			if info.ActivityType.Name == "Focus" && err == nil && result.Get(&ex) == nil {

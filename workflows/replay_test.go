@@ -67,21 +67,29 @@ func replayFile(t *testing.T, file, id string) {
 func TestNewSessionTakesFocusPath(t *testing.T) {
 	srv := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
 	t.Cleanup(srv.Close)
-	ran := map[string]int{}
+	ran, local := map[string]int{}, map[string]int{}
 	r := runAt(t, srv, srv.URL(), nil, func(cfg *config.Config) workflows.SessionInput {
 		return workflows.SessionInput{Goal: goal, Config: cfg}
 	}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 			ran[info.ActivityType.Name]++
 		})
+		env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+			local[info.ActivityType.Name]++
+		})
 	})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	// Since changeBoundedView the one activity is FocusView (Focus and the
-	// focus's neighbourhood), and ReadState and Observe run as local
-	// activities (not seen by this listener).
-	if ran["FocusView"] != r.res.Iterations || ran["Focus"]+ran["Expand"]+ran["SyncSimilar"]+ran["ReadState"]+ran["Observe"] != 0 {
-		t.Fatalf("activities run: %v; want one FocusView per iteration (%d), no Focus, Expand or SyncSimilar, and ReadState and Observe local", ran, r.res.Iterations)
+	// Since changeBoundedView the one store activity is FocusView (Focus
+	// and the focus's neighbourhood), and since changeLocalSteps it runs
+	// locally with ApplyOps, CheckQuery, ReadState and Observe: the only
+	// activity an iteration schedules is its model call.
+	n := r.res.Iterations
+	if ran["Focus"]+ran["Expand"]+ran["SyncSimilar"]+ran["FocusView"]+ran["ApplyOps"]+ran["CheckQuery"]+ran["ReadState"]+ran["Observe"] != 0 {
+		t.Fatalf("activities scheduled: %v; want no store step of the loop scheduled", ran)
+	}
+	if local["FocusView"] != n || local["ApplyOps"] != n || local["Observe"] != n || local["ReadState"] < n || local["CheckQuery"] == 0 {
+		t.Fatalf("local activities: %v; want FocusView, ApplyOps and Observe once per iteration (%d), ReadState at least that, CheckQuery for the web search", local, n)
 	}
 }

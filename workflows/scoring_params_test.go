@@ -72,11 +72,17 @@ func traceSession(t *testing.T, set func(*config.Config)) scoringTrace {
 				}
 			}
 		})
-		// Observe is a local activity in the bounded view (changeBoundedView).
+		// Observe is a local activity in the bounded view (changeBoundedView),
+		// ApplyOps and FocusView since local-steps (changeLocalSteps).
 		env.SetOnLocalActivityStartedListener(func(_ *activity.Info, _ context.Context, args []any) {
 			for _, a := range args {
-				if in, ok := a.(contract.ObserveInput); ok {
+				switch in := a.(type) {
+				case contract.ObserveInput:
 					tr.observeIn = append(tr.observeIn, in)
+				case contract.ApplyInput:
+					tr.applyIn = append(tr.applyIn, in)
+				case contract.FocusViewInput:
+					tr.focusIn = append(tr.focusIn, in.Focus)
 				}
 			}
 		})

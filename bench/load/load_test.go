@@ -76,6 +76,9 @@ func TestSummarize(t *testing.T) {
 	if r.perHour != 4 || r.events != 110 || r.kib != 3 {
 		t.Errorf("per hour %v, events %v, KiB %v", r.perHour, r.events, r.kib)
 	}
+	if r.iterations != 4 || r.perIter(r.events) != 27.5 || r.perIter(r.kib) != 0.75 || (row{}).perIter(5) != 0 {
+		t.Errorf("iterations %v, events per iteration %v, KiB per iteration %v", r.iterations, r.perIter(r.events), r.perIter(r.kib))
+	}
 	// 180 s of server CPU and 90 s of worker CPU over 30 min: 10% and 5% of a core.
 	if r.serverCPU != 10 || r.workerCPU != 5 || r.workerRSSMiB != 2 {
 		t.Errorf("server CPU %v%%, worker CPU %v%%, RSS %v MiB", r.serverCPU, r.workerCPU, r.workerRSSMiB)

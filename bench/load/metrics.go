@@ -19,22 +19,31 @@ const persistenceCounter = "persistence_requests"
 // scrapeCounter reads a Prometheus counter at url: its series summed by
 // their operation label (the whole sum under "").
 func scrapeCounter(ctx context.Context, url, name string) (map[string]float64, error) {
+	text, err := scrape(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return sumCounter(text, name), nil
+}
+
+// scrape reads the text exposition at url.
+func scrape(ctx context.Context, url string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
+		return "", fmt.Errorf("scrape %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
+		return "", fmt.Errorf("scrape %s: %w", url, err)
 	}
-	return sumCounter(string(b), name), nil
+	return string(b), nil
 }
 
 // sumCounter adds the values of name's series in a text exposition, by

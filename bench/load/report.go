@@ -17,6 +17,8 @@ type row struct {
 	serverCPU, workerCPU float64 // percent of one core over the round
 	benchCPU             float64 // this process: scripted model and client
 	serverMS             float64 // server CPU time per session, ms
+	workerMS             float64 // workers' CPU time per session, ms
+	iterations           float64 // per session, mean
 	persistOps           float64 // server persistence operations per session
 	transitions          float64 // workflow state writes per session
 	workerRSSMiB         float64
@@ -46,10 +48,12 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 		}
 		r.events += float64(s.events)
 		r.kib += float64(s.bytes) / 1024
+		r.iterations += float64(s.iterations)
 	}
 	if done > 0 {
 		r.events /= float64(done)
 		r.kib /= float64(done)
+		r.iterations /= float64(done)
 	}
 	r.p50, r.p99 = percentile(over, 50), percentile(over, 99)
 	r.parts = parts{wftWait: percentile(ps[0], 50), wftRun: percentile(ps[1], 50), actWait: percentile(ps[2], 50),
@@ -64,6 +68,15 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 	return r
 }
 
+// perIter is a per-session mean over the session's iterations (bootstrap
+// and assembly included, so it is an upper bound on one loop iteration).
+func (r row) perIter(v float64) float64 {
+	if r.iterations == 0 {
+		return 0
+	}
+	return v / r.iterations
+}
+
 // ratio is the median overhead as a share of one model call's latency.
 func (r row) ratio() float64 {
 	if r.latency == 0 {
@@ -73,9 +86,13 @@ func (r row) ratio() float64 {
 }
 
 func (r row) line() string {
-	s := fmt.Sprintf("%s n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%% (%.0f ms/session, %.0f DB ops and %.0f transitions per session), worker CPU %.0f%%, bench CPU %.0f%%",
+	s := fmt.Sprintf("%s n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%% (%.0f ms/session, %.0f DB ops and %.0f transitions per session), worker CPU %.0f%% (%.0f ms/session), bench CPU %.0f%%, %.0f events and %.1f KiB per iteration",
 		r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-		100*r.ratio(), r.serverCPU, r.serverMS, r.persistOps, r.transitions, r.workerCPU, r.benchCPU)
+		100*r.ratio(), r.serverCPU, r.serverMS, r.persistOps, r.transitions, r.workerCPU, r.workerMS, r.benchCPU, r.perIter(r.events), r.perIter(r.kib))
+	p := r.parts
+	s += fmt.Sprintf("; per iteration: WFT wait %s run %s, activity wait %s run %s, model-call wait %s, sticky timeouts %d",
+		p.wftWait.Round(time.Millisecond), p.wftRun.Round(time.Millisecond), p.actWait.Round(time.Millisecond), p.actRun.Round(time.Millisecond),
+		p.llmWait.Round(time.Millisecond), p.stickyTimeouts)
 	if r.firstErr != "" {
 		s += "; first failure: " + r.firstErr
 	}
@@ -85,12 +102,12 @@ func (r row) line() string {
 func renderTable(o options, rows []row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scripted model at %s per call, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n", o.latency, o.workers)
-	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session | server CPU/session | DB ops/session | transitions/session |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session | events/iteration | KiB/iteration | server CPU/session | worker CPU/session | DB ops/session | transitions/session |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f | %.0f ms | %.0f | %.0f |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f | %.1f | %.1f | %.0f ms | %.0f ms | %.0f | %.0f |\n",
 			r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.serverMS, r.persistOps, r.transitions)
+			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.perIter(r.events), r.perIter(r.kib), r.serverMS, r.workerMS, r.persistOps, r.transitions)
 	}
 	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot; sticky timeouts: workflow tasks (all sessions) that waited out the sticky queue's schedule-to-start timeout and went back to the normal queue.\n\n")
 	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait | sticky timeouts |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -14,8 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -89,9 +92,15 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	sessions := runSessions(ctx, c, o, n)
 	makespan := time.Since(t0)
 	after, self1 := sample(procs), readUsage(os.Getpid())
-	ops1, err := scrapeCounter(ctx, metricsURL, persistenceCounter)
+	text, err := scrape(ctx, metricsURL)
 	if err != nil {
 		return row{}, err
+	}
+	ops1 := sumCounter(text, persistenceCounter)
+	// The whole exposition, for what the table does not show (matching's
+	// and persistence's latencies by operation, rate limits hit).
+	if err := os.WriteFile(filepath.Join(o.out, fmt.Sprintf("%s-n%d-metrics.txt", st.name, n)), []byte(text), 0o644); err != nil {
+		return row{}, fmt.Errorf("write server metrics: %w", err)
 	}
 	prof.wait()
 	// Histories are read after the round, so that reading them does not
@@ -106,6 +115,9 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 		return row{}, fmt.Errorf("write DB operations: %w", err)
 	}
 	r.serverMS = float64(after[0].ticks-before[0].ticks) * 1000 / userHZ / float64(n)
+	for i := 1; i < len(after); i++ {
+		r.workerMS += float64(after[i].ticks-before[i].ticks) * 1000 / userHZ / float64(n)
+	}
 	return r, nil
 }
 
@@ -127,8 +139,7 @@ func runSessions(ctx context.Context, c client.Client, o options, n int) []sessi
 }
 
 func oneSession(ctx context.Context, c client.Client, id string) session {
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "lethe"}, workflows.SessionWorkflow,
-		workflows.SessionInput{Goal: "How do solid-state batteries fail?"})
+	run, err := start(ctx, c, id)
 	if err != nil {
 		return session{err: fmt.Errorf("start %s: %w", id, err)}
 	}
@@ -137,6 +148,30 @@ func oneSession(ctx context.Context, c client.Client, id string) session {
 		return session{err: fmt.Errorf("session %s: %w", id, err)}
 	}
 	return session{id: id, runID: run.GetRunID(), model: time.Duration(res.Stats.LLMLatencyMS) * time.Millisecond, iterations: res.Iterations}
+}
+
+// startAttempts bounds the tries of one session's start.
+const startAttempts = 5
+
+// start starts a session, trying again when the start call times out: a
+// burst of hundreds of starts queues on the dev server's one database
+// connection past the client's RPC deadline, and a timed-out start may
+// have created the session after all, so a retry attaches to it
+// (USE_EXISTING) instead of failing or starting a second one.
+func start(ctx context.Context, c client.Client, id string) (client.WorkflowRun, error) {
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: "lethe", WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+	var err error
+	for i := 0; i < startAttempts && ctx.Err() == nil; i++ {
+		var run client.WorkflowRun
+		run, err = c.ExecuteWorkflow(ctx, opts, workflows.SessionWorkflow, workflows.SessionInput{Goal: "How do solid-state batteries fail?"})
+		if err == nil {
+			return run, nil
+		}
+		if !errors.Is(err, context.DeadlineExceeded) && status.Code(err) != codes.DeadlineExceeded && status.Code(err) != codes.Unavailable {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%d attempts: %w", startAttempts, err)
 }
 
 // readHistories fills wall time, events and bytes of every completed
