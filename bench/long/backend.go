@@ -103,6 +103,7 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		return p, err
 	}
 	fmt.Fprintf(os.Stderr, "long: %s: %d evidence, %d generated tasks, filled in %s (so far by call: %v)\n", backend, s.evidence, s.tasks, fill.Round(time.Millisecond), s.phases)
+	r.labels = []string{"size", fmt.Sprint(n), "phase", "first"}
 	if p.first, err = r.iterate(ctx, st, s); err != nil {
 		return p, err
 	}
@@ -112,6 +113,7 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		iters = 1
 		p.err = fmt.Sprintf("the first iteration took %s (more than -slow %s): one timed iteration, larger sizes not run", p.first.total().Round(time.Second), o.slow)
 	}
+	r.labels = []string{"size", fmt.Sprint(n), "phase", "steady"}
 	for range iters {
 		t, err := r.iterate(ctx, st, s)
 		if err != nil {

@@ -83,7 +83,7 @@ func TestGrowAndIterate(t *testing.T) {
 		}
 	}
 	var rs contract.ReadStateResult
-	if _, err := r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: s.iter + 1}, &rs); err != nil {
+	if _, err := r.call("ReadState", r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: s.iter + 1}, &rs); err != nil {
 		t.Fatal(err)
 	}
 	if want := before + 2*(3+pageChunks); rs.Evidence != want || s.evidence != want {
