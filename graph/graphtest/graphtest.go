@@ -79,6 +79,8 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Neighbourhood/OneHopAsFullReads", testNeighbourhood}, // lane expand
 		// Lane payloads (#14).
 		{"Evidence/CountsPerTask", testEvidenceCounts},
+		// Lane storecost (#14): the indexed reads follow every write.
+		{"Neighbourhood/CountsFollowWrites", testAdjacencyFollowsWrites},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
