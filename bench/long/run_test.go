@@ -103,7 +103,7 @@ func TestRunSmall(t *testing.T) {
 		backends += ",neo4j"
 	}
 	out := t.TempDir()
-	o, err := parseFlags([]string{"-sizes", "40,200", "-iters", "2", "-dim", "32", "-backends", backends, "-out", out})
+	o, err := parseFlags([]string{"-sizes", "40,200", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", backends, "-out", out})
 	if err != nil {
 		t.Fatal(err)
 	}
