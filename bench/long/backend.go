@@ -103,6 +103,7 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		return p, err
 	}
 	fmt.Fprintf(os.Stderr, "long: %s: %d evidence, %d generated tasks, filled in %s (so far by call: %v)\n", backend, s.evidence, s.tasks, fill.Round(time.Millisecond), s.phases)
+	r.labels = []string{"size", fmt.Sprint(n), "phase", "first"}
 	if p.first, err = r.iterate(ctx, st, s); err != nil {
 		return p, err
 	}
@@ -112,6 +113,16 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		iters = 1
 		p.err = fmt.Sprintf("the first iteration took %s (more than -slow %s): one timed iteration, larger sizes not run", p.first.total().Round(time.Second), o.slow)
 	}
+	// The fill's items all carry one iteration, so for novelty_window
+	// iterations Observe reads them all as its window (a real session adds
+	// a page or two per iteration); the warm-up lets them leave it.
+	r.labels = []string{"size", fmt.Sprint(n), "phase", "warmup"}
+	for range warmups(o, r.cfg) {
+		if _, err := r.iterate(ctx, st, s); err != nil {
+			return p, err
+		}
+	}
+	r.labels = []string{"size", fmt.Sprint(n), "phase", "steady"}
 	for range iters {
 		t, err := r.iterate(ctx, st, s)
 		if err != nil {
@@ -122,4 +133,13 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 	}
 	p.observed = s.evidence
 	return p, nil
+}
+
+// warmups is the number of untimed iterations after the first: -warmup,
+// or the novelty window of the session's signal parameters.
+func warmups(o options, cfg config.Config) int {
+	if o.warmup >= 0 {
+		return o.warmup
+	}
+	return cfg.Algebra.SignalParams().Incremental.WithDefaults().NoveltyWindow
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -47,6 +48,10 @@ type runner struct {
 	acts *activities.Activities
 	cfg  config.Config
 	cpu  time.Duration // process CPU time spent in calls so far
+	// labels are the pprof labels of the calls (size, phase): with the
+	// step's own label, a -cpuprofile of the run can be cut per activity
+	// and size (go tool pprof -tagfocus step=Observe -tagfocus size=10000).
+	labels []string
 }
 
 func newRunner(acts *activities.Activities, cfg config.Config) *runner {
@@ -56,8 +61,12 @@ func newRunner(acts *activities.Activities, cfg config.Config) *runner {
 	return &runner{env: env, acts: acts, cfg: cfg}
 }
 
-// call runs one activity and decodes its result into out (nil: none).
-func (r *runner) call(fn, in, out any) (time.Duration, error) {
+// call runs one activity, labelled step in a CPU profile, and decodes its
+// result into out (nil: none).
+func (r *runner) call(step string, fn, in, out any) (time.Duration, error) {
+	prev := context.Background()
+	pprof.SetGoroutineLabels(pprof.WithLabels(prev, pprof.Labels(append([]string{"step", step}, r.labels...)...)))
+	defer pprof.SetGoroutineLabels(prev)
 	start, cpu := time.Now(), processCPU()
 	v, err := r.env.ExecuteActivity(fn, in)
 	d := time.Since(start)
@@ -85,20 +94,22 @@ func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (t tim
 	defer func() { t.cpu = r.cpu - cpu0 }()
 	var rs contract.ReadStateResult
 	var d time.Duration
-	d, err = r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: it}, &rs)
+	// The bounded view, as the workflow calls them (workflows/bounded.go).
+	view := &contract.ViewParams{Ready: cfg.Loop.ViewReady, MaxWarp: cfg.Algebra.MaxWarpAngle}
+	d, err = r.call("ReadState", r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: it, View: view}, &rs)
 	if err != nil {
 		return t, fmt.Errorf("iteration %d ReadState: %w", it, err)
 	}
 	t.step["ReadState"] = d
 	sel := pick(rs)
-	var ex contract.ExpandResult
-	t.step["Focus"], err = r.call(r.acts.Focus, contract.FocusInput{SessionID: s.id, Iteration: it, Task: sel,
-		Similar: contract.SimilarFor(cfg), Context: cfg.Context, ChunkChars: cfg.Research.ChunkChars}, &ex)
+	var fv contract.FocusViewResult
+	t.step["Focus"], err = r.call("Focus", r.acts.FocusView, contract.FocusViewInput{Neighbour: cfg.Loop.ViewNeighbour, Focus: contract.FocusInput{
+		SessionID: s.id, Iteration: it, Task: sel, Similar: contract.SimilarFor(cfg), Context: cfg.Context, ChunkChars: cfg.Research.ChunkChars}}, &fv)
 	if err != nil {
 		return t, fmt.Errorf("iteration %d Focus on %s: %w", it, sel, err)
 	}
 	var out contract.ApplyOutput
-	t.step["ApplyOps"], err = r.call(r.acts.ApplyOps, contract.ApplyInput{SessionID: s.id, Iteration: it, ActiveTask: sel,
+	t.step["ApplyOps"], err = r.call("ApplyOps", r.acts.ApplyOps, contract.ApplyInput{SessionID: s.id, Iteration: it, ActiveTask: sel,
 		Ops: iterationOps(it, sel), DedupThreshold: cfg.Algebra.TaskDedupThreshold, EvidenceStrength: cfg.Research.LLMEvidenceStrength}, &out)
 	if err != nil {
 		return t, fmt.Errorf("iteration %d ApplyOps: %w", it, err)
@@ -111,7 +122,7 @@ func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (t tim
 	}
 	sig := cfg.Algebra.SignalParams()
 	var o contract.Observation
-	t.step["Observe"], err = r.call(r.acts.Observe, contract.ObserveInput{SessionID: s.id, Iteration: it, Task: sel, NewEvidence: 3 + pageChunks,
+	t.step["Observe"], err = r.call("Observe", r.acts.Observe, contract.ObserveInput{SessionID: s.id, Iteration: it, Task: sel, NewEvidence: 3 + pageChunks,
 		SVDK: cfg.Algebra.SVDK, MinEvidence: cfg.Algebra.MinEvidence, Signals: &sig}, &o)
 	if err != nil {
 		return t, fmt.Errorf("iteration %d Observe: %w", it, err)

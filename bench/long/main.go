@@ -43,6 +43,7 @@ type options struct {
 	keep     bool
 	slow     time.Duration
 	profile  string
+	warmup   int
 }
 
 func main() {
@@ -69,6 +70,7 @@ func parseFlags(args []string) (options, error) {
 	backends := fs.String("backends", "embedded,neo4j", "comma-separated backends: embedded, neo4j")
 	o := options{}
 	fs.IntVar(&o.iters, "iters", 7, "timed iterations per size (after one first iteration, reported apart)")
+	fs.IntVar(&o.warmup, "warmup", -1, "untimed iterations after the first at each size, so that the fill has left Observe's novelty window (-1: the window, algebra.novelty_window)")
 	fs.IntVar(&o.dim, "dim", 384, "embedding dimension")
 	fs.Uint64Var(&o.seed, "seed", 1, "generator seed")
 	fs.StringVar(&o.neo4jURI, "neo4j", envOr("LETHE_TEST_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URL")

@@ -83,7 +83,7 @@ func TestGrowAndIterate(t *testing.T) {
 		}
 	}
 	var rs contract.ReadStateResult
-	if _, err := r.call(r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: s.iter + 1}, &rs); err != nil {
+	if _, err := r.call("ReadState", r.acts.ReadState, contract.ReadStateInput{SessionID: s.id, Iteration: s.iter + 1}, &rs); err != nil {
 		t.Fatal(err)
 	}
 	if want := before + 2*(3+pageChunks); rs.Evidence != want || s.evidence != want {
@@ -103,7 +103,7 @@ func TestRunSmall(t *testing.T) {
 		backends += ",neo4j"
 	}
 	out := t.TempDir()
-	o, err := parseFlags([]string{"-sizes", "40,200", "-iters", "2", "-dim", "32", "-backends", backends, "-out", out})
+	o, err := parseFlags([]string{"-sizes", "40,200", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", backends, "-out", out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,11 @@ import (
 
 // Lane expand (#14): one hop around a set of nodes, for Expand's push PPR.
 //
-// The file keeps SUPPORTS inside the evidence records and has no adjacency
-// index, so finding the evidence of a task still walks the evidence bucket;
-// but it reads only the head of each record (its SUPPORTS targets, the
-// first fields of the JSON) and decodes contents and embeddings only for
-// the nodes it returns. SIMILAR_TO is matched on the edge keys alone.
+// Lane storecost: every edge is found through the index buckets of
+// adjacency.go (task_adj, supports, similar_adj, and the SUPPORTS targets
+// in the record of a wanted evidence item), so the cost follows the
+// neighbourhood read, not the session: no walk over tasks, evidence or
+// edges. Contents and embeddings are decoded only for the nodes returned.
 
 // Neighbourhood returns the nodes ids, their direct neighbours and the
 // edges incident to ids (see graph.Store).
@@ -39,117 +39,123 @@ func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []strin
 }
 
 // hop collects the edges incident to the wanted nodes and the nodes to
-// return, by short id (tasks) and content hash (evidence).
+// return, by short id (tasks) and content hash (evidence). An edge between
+// two wanted nodes is found from both ends; seen keeps it once.
 type hop struct {
 	wantT, wantE map[string]bool
 	tasks, ev    map[string]bool
 	edges        []graph.Edge
+	seen         map[graph.Edge]bool
+}
+
+func (h *hop) add(e graph.Edge) {
+	if !h.seen[e] {
+		h.seen[e] = true
+		h.edges = append(h.edges, e)
+	}
 }
 
 func neighbourhood(sb *bolt.Bucket, sid string, ids []string) (graph.Neighbourhood, error) {
-	h := hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}}
+	h := hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, seen: map[graph.Edge]bool{}}
+	tb, evb := sb.Bucket(bktTasks), sb.Bucket(bktEvidence)
 	for _, id := range ids {
-		if t, ok := strings.CutPrefix(id, graph.TaskID(sid, "")); ok {
+		if t, ok := strings.CutPrefix(id, graph.TaskID(sid, "")); ok && t != "" && tb.Get([]byte(t)) != nil {
 			h.wantT[t] = true
-		} else if e, ok := strings.CutPrefix(id, graph.EvidenceID(sid, "")); ok {
+		} else if e, ok := strings.CutPrefix(id, graph.EvidenceID(sid, "")); ok && e != "" && evb.Get([]byte(e)) != nil {
 			h.wantE[e] = true
 		}
 	}
-	all, err := loadTasks(sb, sid)
-	if err != nil {
-		return graph.Neighbourhood{}, err
-	}
-	for _, t := range all {
-		s := t.ShortID
-		if t.Parent != "" {
-			h.link(sid, s, graph.ShortIDOf(t.Parent), graph.SubtaskOf)
-		}
-		for _, d := range t.DependsOn {
-			h.link(sid, s, graph.ShortIDOf(d), graph.DependsOn)
-		}
-	}
-	if err := h.supports(sb, sid); err != nil {
-		return graph.Neighbourhood{}, err
-	}
-	if err := h.similar(sb, sid); err != nil {
-		return graph.Neighbourhood{}, err
-	}
-	return h.nodes(sb, sid, all)
-}
-
-// link records a task-task edge if it touches a wanted task.
-func (h *hop) link(sid, from, to string, kind graph.EdgeKind) {
-	if !h.wantT[from] && !h.wantT[to] {
-		return
-	}
-	h.tasks[from], h.tasks[to] = true, true
-	h.edges = append(h.edges, graph.Edge{From: graph.TaskID(sid, from), To: graph.TaskID(sid, to), Kind: kind})
-}
-
-// supports walks the heads of the evidence records for SUPPORTS edges.
-func (h *hop) supports(sb *bolt.Bucket, sid string) error {
-	return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
-		task, also, err := evidenceTargets(v)
-		if err != nil {
-			return fmt.Errorf("decode evidence %q: %w", k, err)
-		}
-		hash := string(k)
-		for _, t := range append([]string{task}, also...) {
-			if !h.wantE[hash] && !h.wantT[t] {
-				continue
-			}
-			h.ev[hash], h.tasks[t] = true, true
-			h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, hash), To: graph.TaskID(sid, t), Kind: graph.Supports})
-		}
-		return nil
-	})
-}
-
-// similar matches SIMILAR_TO edges on their keys, decoding only those kept.
-func (h *hop) similar(sb *bolt.Bucket, sid string) error {
-	if len(h.wantE) == 0 {
-		return nil
-	}
-	return sb.Bucket(bktEdges).ForEach(func(k, v []byte) error {
-		from, to, ok := bytes.Cut(k, []byte{0})
-		if !ok {
-			return fmt.Errorf("bad edge key %q", k)
-		}
-		f, t := string(from), string(to)
-		if !h.wantE[f] && !h.wantE[t] {
-			return nil
-		}
-		var r similarRec
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("decode edge %q: %w", k, err)
-		}
-		h.ev[f], h.ev[t] = true, true
-		h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, f), To: graph.EvidenceID(sid, t), Kind: graph.SimilarTo, Weight: r.Weight, Label: r.Label})
-		return nil
-	})
-}
-
-// nodes decodes the nodes to return: the wanted ones that exist and the
-// other endpoints of their edges.
-func (h *hop) nodes(sb *bolt.Bucket, sid string, all []graph.Task) (graph.Neighbourhood, error) {
-	var out graph.Neighbourhood
-	for _, t := range all {
-		if h.tasks[t.ShortID] || h.wantT[t.ShortID] {
-			out.Tasks = append(out.Tasks, t)
+	for t := range h.wantT {
+		if err := h.taskEdges(sb, sid, t); err != nil {
+			return graph.Neighbourhood{}, err
 		}
 	}
 	for e := range h.wantE {
-		h.ev[e] = true
+		if err := h.evidenceEdges(sb, sid, e); err != nil {
+			return graph.Neighbourhood{}, err
+		}
 	}
+	return h.nodes(sb, sid)
+}
+
+// taskEdges adds the edges of a wanted task: SUBTASK_OF and DEPENDS_ON
+// both ways (task_adj) and the SUPPORTS edges into it (supports).
+func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
+	h.tasks[t] = true
+	err := prefixed(sb.Bucket(bktTaskAdj), t, func(rest []byte) error {
+		other, kind, ok := bytes.Cut(rest, []byte{adjKeySeparator})
+		if !ok || len(kind) != 1 {
+			return fmt.Errorf("bad task adjacency key %q", rest)
+		}
+		o := string(other)
+		h.tasks[o] = true
+		from, to, k := t, o, graph.SubtaskOf
+		switch kind[0] {
+		case adjSubtaskIn:
+			from, to = o, t
+		case adjDependsOut:
+			k = graph.DependsOn
+		case adjDependsIn:
+			from, to, k = o, t, graph.DependsOn
+		}
+		h.add(graph.Edge{From: graph.TaskID(sid, from), To: graph.TaskID(sid, to), Kind: k})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return prefixed(sb.Bucket(bktSupports), t, func(rest []byte) error {
+		hash := string(rest)
+		h.ev[hash] = true
+		h.add(graph.Edge{From: graph.EvidenceID(sid, hash), To: graph.TaskID(sid, t), Kind: graph.Supports})
+		return nil
+	})
+}
+
+// evidenceEdges adds the edges of a wanted evidence item: SUPPORTS (its
+// record's targets) and SIMILAR_TO (similar_adj, weight and label from
+// the edge record).
+func (h *hop) evidenceEdges(sb *bolt.Bucket, sid, e string) error {
+	h.ev[e] = true
+	task, also, err := evidenceTargets(sb.Bucket(bktEvidence).Get([]byte(e)))
+	if err != nil {
+		return fmt.Errorf("decode evidence %q: %w", e, err)
+	}
+	for _, t := range append([]string{task}, also...) {
+		h.tasks[t] = true
+		h.add(graph.Edge{From: graph.EvidenceID(sid, e), To: graph.TaskID(sid, t), Kind: graph.Supports})
+	}
+	eb := sb.Bucket(bktEdges)
+	return prefixed(sb.Bucket(bktSimilarAdj), e, func(rest []byte) error {
+		o := string(rest)
+		a, b := min(e, o), max(e, o)
+		var r similarRec
+		if err := getJSON(eb, edgeKey(a, b), &r); err != nil {
+			return fmt.Errorf("edge %s-%s: %w", a, b, err)
+		}
+		h.ev[o] = true
+		h.add(graph.Edge{From: graph.EvidenceID(sid, a), To: graph.EvidenceID(sid, b), Kind: graph.SimilarTo, Weight: r.Weight, Label: r.Label})
+		return nil
+	})
+}
+
+// nodes decodes the nodes to return: the wanted ones and the other
+// endpoints of their edges.
+func (h *hop) nodes(sb *bolt.Bucket, sid string) (graph.Neighbourhood, error) {
+	var out graph.Neighbourhood
+	for short := range h.tasks {
+		t, err := getTask(sb, sid, short)
+		if err != nil {
+			return out, err
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	graph.SortTasks(out.Tasks)
 	evb := sb.Bucket(bktEvidence)
 	for hash := range h.ev {
-		v := evb.Get([]byte(hash))
-		if v == nil {
-			continue // a wanted id that is not evidence of the session
-		}
 		var r evidenceRec
-		if err := json.Unmarshal(v, &r); err != nil {
-			return out, fmt.Errorf("decode evidence %q: %w", hash, err)
+		if err := getJSON(evb, []byte(hash), &r); err != nil {
+			return out, fmt.Errorf("evidence %q: %w", hash, err)
 		}
 		e, err := recToEvidence(sid, hash, r)
 		if err != nil {

@@ -124,7 +124,7 @@ func (s *Store) EvidenceCount(ctx context.Context, sessionID string) (int, error
 		if err != nil {
 			return err
 		}
-		n = sb.Bucket(bktEvidence).Stats().KeyN
+		n = int(readCount(sb.Bucket(bktMeta), keyEvTotal)) // lane storecost: a counter, not a page walk
 		return nil
 	})
 	return n, err

@@ -35,6 +35,9 @@ func putNewEvidence(sb *bolt.Bucket, hash string, r evidenceRec) error {
 	if err := putJSON(sb.Bucket(bktEvidence), []byte(hash), r); err != nil {
 		return err
 	}
+	if err := indexNewEvidence(sb, hash, r); err != nil {
+		return err
+	}
 	if ix := sb.Bucket(bktEvIter); ix != nil {
 		return ix.Put(append(iterKey(r.CreatedIter), hash...), []byte{})
 	}

@@ -5,13 +5,15 @@
 //
 // Layout (bucket names in /):
 //
-//	format                         "lethe-graph/1"
+//	format                         "lethe-graph/2"
 //	sessions/<session id>/meta     "session" -> session record
 //	sessions/<session id>/tasks    <short id> -> task record (parent, depends_on inside)
 //	sessions/<session id>/evidence <content hash> -> evidence record (SUPPORTS target inside)
 //	sessions/<session id>/edges    <from hash> 0x00 <to hash> -> SIMILAR_TO record (from < to)
 //	sessions/<session id>/blobs    <key> -> bytes
 //	sessions/<session id>/applied  "apply:" / "evidence:" + key -> JSON result of the first call
+//	sessions/<session id>/...      indexes: evidence_by_iter (since.go); task_adj, supports,
+//	                               similar_adj, counts (adjacency.go)
 //
 // Records are JSON; embeddings are little-endian float32 bytes (base64 in
 // the JSON). SUBTASK_OF and DEPENDS_ON live in the task records, SUPPORTS in
@@ -24,6 +26,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +40,12 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
-const formatVersion = "lethe-graph/1"
+// formatVersion 2 adds the index buckets of adjacency.go; Open migrates a
+// version 1 file (formatV1) in place.
+const (
+	formatVersion = "lethe-graph/2"
+	formatV1      = "lethe-graph/1"
+)
 
 var (
 	keyFormat   = []byte("format")
@@ -70,20 +78,26 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("embedded open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
+		old := ""
 		if v := tx.Bucket(bktMeta); v != nil {
-			if f := v.Get(keyFormat); f != nil && string(f) != formatVersion {
+			if f := v.Get(keyFormat); f != nil && string(f) != formatVersion && string(f) != formatV1 {
 				return fmt.Errorf("file format %q, want %q", f, formatVersion)
 			}
+			old = string(v.Get(keyFormat))
 		}
 		meta, err := tx.CreateBucketIfNotExists(bktMeta)
 		if err != nil {
 			return err
 		}
-		if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
+		if _, err = tx.CreateBucketIfNotExists(bktSessions); err != nil {
 			return err
 		}
-		_, err = tx.CreateBucketIfNotExists(bktSessions)
-		return err
+		if old == formatV1 {
+			if err := migrate(tx); err != nil {
+				return fmt.Errorf("migrate %s to %s: %w", formatV1, formatVersion, err)
+			}
+		}
+		return meta.Put(keyFormat, []byte(formatVersion))
 	})
 	if err != nil {
 		_ = db.Close()
@@ -177,10 +191,13 @@ func (s *Store) CreateSession(ctx context.Context, sess graph.Session, root grap
 		if err != nil {
 			return err
 		}
-		for _, name := range subBuckets {
+		for _, name := range append(slices.Clone(subBuckets), indexBuckets...) {
 			if _, err := sb.CreateBucket(name); err != nil {
 				return err
 			}
+		}
+		if err := sb.Bucket(bktMeta).Put(keyEvTotal, make([]byte, 8)); err != nil {
+			return err
 		}
 		dim := sess.Dim
 		if dim == 0 {
@@ -391,6 +408,9 @@ func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyR
 			if err := putTask(sb, t); err != nil {
 				return fmt.Errorf("write task %q: %w", t.ShortID, err)
 			}
+			if err := indexTask(sb, t.ShortID, taskToRec(t)); err != nil {
+				return fmt.Errorf("index task %q: %w", t.ShortID, err)
+			}
 		}
 		for _, e := range plan.Evidence {
 			if err := putNewEvidence(sb, e.ContentHash, evidenceToRec(e)); err != nil {
@@ -450,6 +470,9 @@ func (s *Store) AddEvidence(ctx context.Context, sessionID, key, taskShortID str
 				}
 				r.Also = append(r.Also, taskShortID)
 				if err := putJSON(evb, []byte(e.ContentHash), r); err != nil {
+					return fmt.Errorf("item %d: %w", i, err)
+				}
+				if err := indexSupport(sb, taskShortID, e.ContentHash); err != nil {
 					return fmt.Errorf("item %d: %w", i, err)
 				}
 				res.Linked++
@@ -624,21 +647,8 @@ func (s *Store) ReplaceSimilar(ctx context.Context, sessionID string, scope []st
 			}
 			in[h] = true
 		}
-		var stale [][]byte
-		err = eb.ForEach(func(k, _ []byte) error {
-			from, to, _ := bytes.Cut(k, []byte{0})
-			if in[string(from)] && in[string(to)] {
-				stale = append(stale, bytes.Clone(k))
-			}
-			return nil
-		})
-		if err != nil {
+		if err := dropSimilarIn(sb, in); err != nil {
 			return err
-		}
-		for _, k := range stale {
-			if err := eb.Delete(k); err != nil {
-				return err
-			}
 		}
 		for i, e := range edges {
 			if e.Kind != "" && e.Kind != graph.SimilarTo {
@@ -656,6 +666,9 @@ func (s *Store) ReplaceSimilar(ctx context.Context, sessionID string, scope []st
 				a, b = b, a
 			}
 			if err := putJSON(eb, edgeKey(a, b), similarRec{Weight: e.Weight, Label: e.Label}); err != nil {
+				return err
+			}
+			if err := indexSimilar(sb, a, b, true); err != nil {
 				return err
 			}
 		}
@@ -717,14 +730,9 @@ func getJSON(b *bolt.Bucket, key []byte, v any) error {
 	return nil
 }
 
-// supportsRec is the part of an evidence record EvidenceCounts needs: the
-// decoder skips content and embedding without allocating them.
-type supportsRec struct {
-	Task string   `json:"task"`
-	Also []string `json:"also,omitempty"`
-}
-
-// EvidenceCounts counts SUPPORTS edges per task (lane payloads, #14).
+// EvidenceCounts reads the per-task SUPPORTS counters and the session's
+// evidence total (lane payloads, #14; counters: lane storecost), so its
+// cost follows the number of tasks with evidence, not of evidence.
 func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[string]int, int, error) {
 	per, total := map[string]int{}, 0
 	err := s.view(ctx, "evidence counts", func(tx *bolt.Tx) error {
@@ -732,16 +740,9 @@ func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[strin
 		if err != nil {
 			return err
 		}
-		return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
-			var r supportsRec
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("decode evidence %q: %w", k, err)
-			}
-			total++
-			per[r.Task]++
-			for _, t := range r.Also {
-				per[t]++
-			}
+		total = int(readCount(sb.Bucket(bktMeta), keyEvTotal))
+		return sb.Bucket(bktCounts).ForEach(func(k, v []byte) error {
+			per[string(k)] = int(binary.BigEndian.Uint64(v))
 			return nil
 		})
 	})

@@ -85,6 +85,8 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Tasks/SetResultEmbeddings", testSetResultEmbeddings},
 		{"Evidence/OfTasks", testEvidenceOfTasks},
 		{"Similar/GuardFallsBackToFull", testSyncGuardFallsBack},
+		// Lane storecost (#14): the indexed reads follow every write.
+		{"Neighbourhood/CountsFollowWrites", testAdjacencyFollowsWrites},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
