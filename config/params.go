@@ -103,7 +103,7 @@ var params = []Param{
 	p("algebra.similar_nli_batch", Int, 8, 1, 256, "evidence pairs per NLI classification call: a small model keeps eight pairs apart, and a bad answer loses one batch"),
 	p("algebra.similar_nli_max_pairs", Int, 16, 0, 100000, "new pairs classified per SIMILAR_TO sync, strongest first, the rest in later syncs: bounds an iteration's NLI calls (0 = no bound)"),
 	// lane ann (#14): the bounded SIMILAR_TO cascade (docs/similarity-index.md)
-	p("algebra.similar_exact_max", Int, 2000, 0, 1e9, "sessions up to this many evidence items sync SIMILAR_TO exactly (cascade to its end, else the full sync: about 0.1 s at 2k); past it the cascade is bounded and approximate (0 = always exact)"),
+	p("algebra.similar_exact_max", Int, 2000, 0, 1e9, "sessions up to this many evidence items sync SIMILAR_TO exactly (cascade to its end, else the full sync); past it the cascade is bounded and approximate (0 = always exact)"),
 	p("algebra.similar_cascade_items", Int, 64, 0, 1e6, "displaced items one bounded SIMILAR_TO sync re-queries past similar_exact_max: bounds a sync's index queries to new + this; measured edge recall in docs/similarity-index.md"),
 	p("algebra.similar_nli_chars", Int, 600, 50, 100000, "characters of each passage shown to the NLI classifier: about half an evidence chunk, the claim, not the page"),
 	p("algebra.plateau_tol", Float, 0.05, 0.0001, 1, "convergence change below which the score counts as a plateau (seed 003 plateau indicator)"),
