@@ -93,7 +93,8 @@ func StrengthOf(r config.Research) contract.StrengthParams { return contract.Str
 // refinement in graph too).
 func graphParams(p SimilarParams) graph.SimilarParams {
 	p = orDefault(p, SimilarOf(config.Defaults().Algebra))
-	gp := graph.SimilarParams{Threshold: p.Threshold, MaxPerNode: p.MaxPerNode, Refine: p.Refine}
+	gp := graph.SimilarParams{Threshold: p.Threshold, MaxPerNode: p.MaxPerNode, Refine: p.Refine,
+		ExactMax: p.ExactMax, CascadeItems: p.CascadeItems}
 	if p.NLI != nil {
 		gp.NLIBatch, gp.MaxClassify = p.NLI.Batch, p.NLI.MaxPairs
 	}

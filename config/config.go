@@ -160,6 +160,8 @@ type Algebra struct {
 	SimilarNLIBatch    int     `mapstructure:"similar_nli_batch" json:"similar_nli_batch"`
 	SimilarNLIMaxPairs int     `mapstructure:"similar_nli_max_pairs" json:"similar_nli_max_pairs"`
 	SimilarNLIChars    int     `mapstructure:"similar_nli_chars" json:"similar_nli_chars"`
+	SimilarExactMax    int     `mapstructure:"similar_exact_max" json:"similar_exact_max"`
+	SimilarCascade     int     `mapstructure:"similar_cascade_items" json:"similar_cascade_items"`
 	PlateauTol         float64 `mapstructure:"plateau_tol" json:"plateau_tol"`
 	AgentWeightGA      float64 `mapstructure:"agent_weight_ga" json:"agent_weight_ga"`
 	AgentWeightTemp    float64 `mapstructure:"agent_weight_temporal" json:"agent_weight_temporal"`
@@ -326,12 +328,17 @@ type DIN struct {
 }
 
 type Graph struct {
-	Backend       string `mapstructure:"backend" json:"backend"`
-	Path          string `mapstructure:"path" json:"path"`
-	Neo4jURI      string `mapstructure:"neo4j_uri" json:"neo4j_uri"`
-	Neo4jUser     string `mapstructure:"neo4j_user" json:"neo4j_user"`
-	Neo4jPassword string `mapstructure:"neo4j_password" json:"-"`
-	Neo4jDatabase string `mapstructure:"neo4j_database" json:"neo4j_database"`
+	Backend  string `mapstructure:"backend" json:"backend"`
+	Path     string `mapstructure:"path" json:"path"`
+	Neo4jURI string `mapstructure:"neo4j_uri" json:"neo4j_uri"`
+	// lane ann: the embedded store's HNSW index
+	ANNMinItems       int    `mapstructure:"ann_min_items" json:"ann_min_items"`
+	ANNM              int    `mapstructure:"ann_m" json:"ann_m"`
+	ANNEfConstruction int    `mapstructure:"ann_ef_construction" json:"ann_ef_construction"`
+	ANNEfSearch       int    `mapstructure:"ann_ef_search" json:"ann_ef_search"`
+	Neo4jUser         string `mapstructure:"neo4j_user" json:"neo4j_user"`
+	Neo4jPassword     string `mapstructure:"neo4j_password" json:"-"`
+	Neo4jDatabase     string `mapstructure:"neo4j_database" json:"neo4j_database"`
 }
 
 type Temporal struct {

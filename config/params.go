@@ -102,6 +102,9 @@ var params = []Param{
 	p("algebra.similar_nli", Bool, false, 0, 0, "label SIMILAR_TO pairs SUPPORTS/CONTRADICTS/NEUTRAL with the chat model (strength corroboration boost, contradiction penalty); off by default: docs/nli.md"),
 	p("algebra.similar_nli_batch", Int, 8, 1, 256, "evidence pairs per NLI classification call: a small model keeps eight pairs apart, and a bad answer loses one batch"),
 	p("algebra.similar_nli_max_pairs", Int, 16, 0, 100000, "new pairs classified per SIMILAR_TO sync, strongest first, the rest in later syncs: bounds an iteration's NLI calls (0 = no bound)"),
+	// lane ann (#14): the bounded SIMILAR_TO cascade (docs/similarity-index.md)
+	p("algebra.similar_exact_max", Int, 2000, 0, 1e9, "sessions up to this many evidence items sync SIMILAR_TO exactly (cascade to its end, else the full sync); past it the cascade is bounded and approximate (0 = always exact)"),
+	p("algebra.similar_cascade_items", Int, 64, 0, 1e6, "displaced items one bounded SIMILAR_TO sync re-queries past similar_exact_max: bounds a sync's index queries to new + this; measured edge recall in docs/similarity-index.md"),
 	p("algebra.similar_nli_chars", Int, 600, 50, 100000, "characters of each passage shown to the NLI classifier: about half an evidence chunk, the claim, not the page"),
 	p("algebra.plateau_tol", Float, 0.05, 0.0001, 1, "convergence change below which the score counts as a plateau (seed 003 plateau indicator)"),
 	p("algebra.agent_weight_ga", Float, 0.40, 0, 1, "agent convergence weight of goal alignment: is the evidence about the goal"),
@@ -242,6 +245,11 @@ var params = []Param{
 	// graph store
 	p("graph.backend", String, "embedded", 0, 0, "embedded (single file) or neo4j"),
 	p("graph.path", String, "lethe-data/graph.db", 0, 0, "embedded store file"),
+	// lane ann (#14): the embedded store's HNSW index (worker-level: an in-memory structure of the store, like a Neo4j vector index's settings)
+	p("graph.ann_min_items", Int, 2048, 0, 1e9, "embedded store: sessions from this many evidence items answer nearest-neighbour queries through the HNSW index, smaller ones by an exact scan (0 = always exact)"),
+	p("graph.ann_m", Int, 16, 2, 256, "embedded store HNSW links per node (2x on layer 0): 16 found every pair over 0.8 on paged 64- and 384-dim data"),
+	p("graph.ann_ef_construction", Int, 100, 1, 10000, "embedded store HNSW candidate list per insertion: build time against graph quality"),
+	p("graph.ann_ef_search", Int, 64, 1, 10000, "embedded store HNSW candidate list per query, and its first k (widened fourfold while all k are over the threshold)"),
 	p("graph.neo4j_uri", String, "bolt://127.0.0.1:7687", 0, 0, "Neo4j Bolt URI"),
 	p("graph.neo4j_user", String, "neo4j", 0, 0, "Neo4j user"),
 	p("graph.neo4j_password", String, "", 0, 0, "Neo4j password"),

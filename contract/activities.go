@@ -133,6 +133,11 @@ type SimilarParams struct {
 	// NLI labels new pairs with the chat model (algebra.similar_nli); nil
 	// is no classifier (the parameter off, or older workflow code).
 	NLI *NLIParams `json:"nli,omitempty"`
+	// ExactMax and CascadeItems are algebra.similar_exact_max and
+	// algebra.similar_cascade_items; 0 in an input from older workflow
+	// code: every sync exact, as before.
+	ExactMax     int `json:"exact_max,omitempty"`
+	CascadeItems int `json:"cascade_items,omitempty"`
 }
 
 // NLIParams are the session's NLI parameters (algebra.similar_nli_*): the
@@ -150,7 +155,8 @@ type NLIParams struct {
 // SimilarOf is the SIMILAR_TO part of a session's config.
 func SimilarOf(c Algebra) SimilarParams {
 	return SimilarParams{Threshold: c.SimilarThreshold, MaxPerNode: c.SimilarMaxPerNode,
-		Refine: &Refinement{Boost: c.CorroborationBoost, Penalty: c.ContradictionPen}}
+		Refine:   &Refinement{Boost: c.CorroborationBoost, Penalty: c.ContradictionPen},
+		ExactMax: c.SimilarExactMax, CascadeItems: c.SimilarCascade}
 }
 
 // SimilarFor is SimilarOf with the NLI parameters when algebra.similar_nli

@@ -67,7 +67,21 @@ type SimilarParams struct {
 	// incremental sync (tests compare the two; an operator can repair a
 	// session with it).
 	Full bool
+	// ExactMax is the session size (evidence items) up to which every
+	// sync is exact: the incremental sync follows the degree cap's cascade
+	// to its end, and falls back to the full sync when that would cost
+	// more. Past it the cascade is bounded by CascadeItems and the full
+	// sync runs only on a session's first sync, a changed threshold, cap
+	// or dimension, or a late item. 0: always exact (inputs older than
+	// algebra.similar_exact_max).
+	ExactMax int
+	// CascadeItems bounds, past ExactMax, how many displaced items one
+	// incremental sync re-queries (the rest are cut: SimilarStats.CascadeCut).
+	CascadeItems int
 }
+
+// bounded says whether a sync of n items bounds its cascade.
+func (p SimilarParams) bounded(n int) bool { return p.ExactMax > 0 && n > p.ExactMax }
 
 // Refinement is the strength refinement of phase 4 (contract.Refinement: it
 // travels in the SyncSimilar and Finalize inputs).
@@ -129,6 +143,10 @@ type SimilarStats struct {
 	// Incremental says the sync compared only new evidence (and the items
 	// it displaced) through the store's nearest-neighbour index.
 	Incremental bool
+	// CascadeCut is how many displaced items a bounded sync did not
+	// re-query (SimilarParams.CascadeItems): 0 means the result is exact
+	// up to the index's recall.
+	CascadeCut int
 }
 
 // SyncSimilar recomputes the SIMILAR_TO edges of a session in four phases:

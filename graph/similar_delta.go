@@ -19,7 +19,8 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 	if err != nil {
 		return st, fmt.Errorf("graph: sync similar: read edges: %w", err)
 	}
-	kept, err := deltaPairs(ctx, s, sessionID, p, mark.Dim, fresh, stored, &st)
+	unseen := unseenSince(fresh, mark)
+	kept, err := deltaPairs(ctx, s, sessionID, p, mark.Dim, unseen, stored, &st)
 	if err != nil {
 		return st, err
 	}
@@ -41,7 +42,7 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 	}
 	p.progress()
 	affected := slices.Clone(scope)
-	for _, e := range fresh {
+	for _, e := range fresh { // all of them: a re-scored strength is rebased (conformance)
 		affected = append(affected, e.ID)
 	}
 	n, err := refineSome(ctx, s, sessionID, sortedSet(affected), out, p.refinement())
@@ -53,6 +54,26 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 		return st, fmt.Errorf("graph: sync similar: %w", err)
 	}
 	return st, nil
+}
+
+// unseenSince drops from fresh the items at the watermark's iteration
+// that the last sync already compared (mark.SeenAt): they are read again
+// because their CreatedIter is the watermark's, and comparing them again
+// costs time, never a pair. Measured on bench/long: a fill of 9,000 items
+// at one iteration was compared again on every sync until the iteration
+// moved on (48-80 s per Focus at 10k).
+func unseenSince(fresh []Evidence, mark similarMark) []Evidence {
+	seen := make(map[string]bool, len(mark.SeenAt))
+	for _, id := range mark.SeenAt {
+		seen[id] = true
+	}
+	out := make([]Evidence, 0, len(fresh))
+	for _, e := range fresh {
+		if e.CreatedIter != mark.Iter || !seen[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // deltaPairs is the capped SIMILAR_TO pair set after adding the fresh
@@ -92,25 +113,32 @@ func deltaPairs(ctx context.Context, s Store, sessionID string, p SimilarParams,
 		}
 	}
 	join(fresh)
-	queried, cost, budget := 0, 0, fullBudget(st.Evidence, p)
+	bounded := p.bounded(st.Evidence)
+	queried, cost, budget, displaced := 0, 0, fullBudget(st.Evidence, p), 0
 	for {
 		// The round's cost is known before it runs: each pending item is
 		// scanned against the session (the embedded index is an exact
-		// scan) and against every compared item. A cascade through whole
-		// topics is given up before it costs more than the full sync
-		// (measured at 10k evidence: 185 s of scans when checked only
-		// after the round, against about 30 s for the full sync).
+		// scan in small sessions) and against every compared item. In
+		// exact mode a cascade through whole topics is given up before it
+		// costs more than the full sync (measured at 10k evidence: 185 s
+		// of scans when checked only after the round, against about 30 s
+		// for the full sync); in bounded mode the cascade is cut instead.
 		pending := len(active) - queried
-		if cost += pending * (st.Evidence + len(active)); cost > budget {
+		if cost += pending * (st.Evidence + len(active)); cost > budget && !bounded {
 			return nil, errCascade
 		}
-		if err := queryActive(ctx, s, sessionID, p, vecs, raw, active, queried, add, st); err != nil {
+		among := !bounded || pending*len(active) <= boundedAmong
+		if err := queryActive(ctx, s, sessionID, p, vecs, raw, active, queried, among, add, st); err != nil {
 			return nil, err
 		}
 		queried = len(active)
 		p.progress()
 		kept := capPairs(pairList(known), p.MaxPerNode)
 		lost := droppedEnds(stored, kept, vecs)
+		if bounded {
+			lost = cutCascade(lost, p.CascadeItems-displaced, st)
+			displaced += len(lost)
+		}
 		if len(lost) == 0 {
 			return kept, nil
 		}
@@ -124,6 +152,20 @@ func deltaPairs(ctx context.Context, s Store, sessionID string, p SimilarParams,
 			return kept, nil // the displaced items have no usable embedding
 		}
 	}
+}
+
+// cutCascade keeps at most room of the displaced items (sorted: the
+// smallest ids, a deterministic choice) and counts the rest in
+// st.CascadeCut: their freed degree slots may stay empty where the exact
+// sync would refill them from pairs an earlier sync capped away
+// (docs/similarity-index.md, "Bounded cascade").
+func cutCascade(lost []string, room int, st *SimilarStats) []string {
+	room = max(room, 0)
+	if len(lost) <= room {
+		return lost
+	}
+	st.CascadeCut += len(lost) - room
+	return lost[:room]
 }
 
 // errCascade says the displaced items grew past what the full sync would
@@ -145,10 +187,19 @@ func fullBudget(n int, p SimilarParams) int {
 	return max(1<<18, min(n*n/2, n*int(math.Ceil(math.Sqrt(float64(n))))*probes))
 }
 
+// boundedAmong bounds, in a bounded sync, the exact comparisons among the
+// compared items themselves (about 1.5 s of dot products at 384
+// dimensions): a bulk ingest of 90,000 items would otherwise cost 4·10^9
+// of them. Past it the store's index alone finds the pairs among new
+// items (the embedded index is caught up before every query; Neo4j's
+// vector index is eventually consistent and may miss some until the next
+// exact sync). Fixed: a cost bound, not a decision threshold.
+const boundedAmong = 1 << 22
+
 // queryActive finds the pairs over the threshold of active[from:]: through
-// the index against the whole session, and exactly against every active
-// item.
-func queryActive(ctx context.Context, s Store, sessionID string, p SimilarParams, vecs map[string][]float64, raw map[string][]float32, active []string, from int, add func(a, b string, w float64), st *SimilarStats) error {
+// the index against the whole session, and (among) exactly against every
+// active item.
+func queryActive(ctx context.Context, s Store, sessionID string, p SimilarParams, vecs map[string][]float64, raw map[string][]float32, active []string, from int, among bool, add func(a, b string, w float64), st *SimilarStats) error {
 	pending := active[from:]
 	if len(pending) == 0 {
 		return nil
@@ -166,6 +217,9 @@ func queryActive(ctx context.Context, s Store, sessionID string, p SimilarParams
 		for _, nb := range res[i] {
 			add(id, nb.ID, nb.Cosine)
 		}
+	}
+	if !among {
+		return nil
 	}
 	for i, id := range pending {
 		for j, other := range active {

@@ -29,6 +29,9 @@ type similarMark struct {
 	Dim        int     `json:"dim"`
 	Threshold  float64 `json:"threshold"`
 	MaxPerNode int     `json:"max_per_node"`
+	// SeenAt lists the items at Iter that this sync compared (lane ann):
+	// the next sync reads them again (CreatedIter >= Iter) and skips them.
+	SeenAt []string `json:"seen_at,omitempty"`
 }
 
 // matches says whether the edges recorded under m were computed with p;
@@ -47,6 +50,7 @@ func newMark(p SimilarParams, dim, total int, seen []Evidence, prev similarMark)
 	for _, e := range seen {
 		if e.CreatedIter >= m.Iter {
 			m.AtOrAfter++
+			m.SeenAt = append(m.SeenAt, e.ID)
 		}
 	}
 	return m

@@ -35,7 +35,8 @@ func OpenStore(cfg config.Config) (graph.Store, error) {
 				return nil, fmt.Errorf("graph store directory: %w", err)
 			}
 		}
-		s, err := embedded.Open(cfg.Graph.Path)
+		s, err := embedded.OpenWith(cfg.Graph.Path, embedded.ANNOptions{MinItems: cfg.Graph.ANNMinItems, M: cfg.Graph.ANNM,
+			EfConstruction: cfg.Graph.ANNEfConstruction, EfSearch: cfg.Graph.ANNEfSearch})
 		if err != nil {
 			return nil, fmt.Errorf("open embedded graph %s: %w", cfg.Graph.Path, err)
 		}

@@ -33,7 +33,9 @@ func openStore(ctx context.Context, o options, backend string) (graph.Store, fun
 			}
 			dir = d
 		}
-		s, err := embedded.Open(filepath.Join(dir, "graph.db"))
+		g := config.Defaults().Graph // the worker's index settings (service.OpenStore)
+		s, err := embedded.OpenWith(filepath.Join(dir, "graph.db"), embedded.ANNOptions{MinItems: g.ANNMinItems, M: g.ANNM,
+			EfConstruction: g.ANNEfConstruction, EfSearch: g.ANNEfSearch})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -2,13 +2,13 @@ package embedded
 
 // Lane "similar" (#14): the reads of the incremental SIMILAR_TO sync.
 //
-// NearestEvidence is an exact scan over an in-memory copy of each
-// session's embeddings (docs/similarity-index.md says why not an ANN
-// library). The copy is built from the file on first use after Open (so
-// it survives restarts by construction), caught up on every call by a
-// walk over the evidence keys that decodes only the records it has not
-// seen (records are immutable but for strength and SUPPORTS targets), and
-// dropped by ResetSession.
+// NearestEvidence goes through an in-memory copy of each session's
+// embeddings: an exact scan in small sessions, an HNSW index (ann.go) in
+// large ones (docs/similarity-index.md). The copy is built from the file
+// on first use after Open (so it survives restarts by construction),
+// caught up on every call by a seek in the evidence-by-iteration index that decodes only the records it
+// has not seen (records are immutable but for strength and SUPPORTS
+// targets), and dropped by ResetSession.
 
 import (
 	"bytes"
@@ -24,23 +24,30 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
-// vecCache holds the embeddings of the sessions queried so far.
+// vecCache holds the embeddings of the sessions queried so far, and
+// their nearest-neighbour indexes (ann.go).
 type vecCache struct {
 	mu   sync.Mutex
 	sess map[string]*sessVecs
+	ann  ANNOptions
 }
 
 // sessVecs is one session's rows: content hash, CreatedIter, raw
-// embedding and the inverse of its norm (0: no usable embedding).
+// embedding and the inverse of its norm (0: no usable embedding); the
+// highest CreatedIter among them; the HNSW index once built.
 type sessVecs struct {
-	row  map[string]int
-	hash []string
-	iter []int
-	emb  [][]float32
-	inv  []float64
+	row     map[string]int
+	hash    []string
+	iter    []int
+	emb     [][]float32
+	inv     []float64
+	maxIter int
+	ann     *annIndex
 }
 
-func newVecCache() *vecCache { return &vecCache{sess: map[string]*sessVecs{}} }
+func newVecCache() *vecCache {
+	return &vecCache{sess: map[string]*sessVecs{}, ann: DefaultANNOptions()}
+}
 
 func (c *vecCache) drop(sessionID string) {
 	c.mu.Lock()
@@ -59,12 +66,12 @@ func (c *vecCache) refresh(sb *bolt.Bucket, sessionID string, fn func(sv *sessVe
 		if sv == nil {
 			sv = &sessVecs{row: map[string]int{}}
 		}
-		seen, err := sv.catchUp(sb.Bucket(bktEvidence))
+		ok, err := sv.catchUp(sb)
 		if err != nil {
 			delete(c.sess, sessionID)
 			return err
 		}
-		if seen == len(sv.row) {
+		if ok {
 			c.sess[sessionID] = sv
 			return fn(sv)
 		}
@@ -73,34 +80,83 @@ func (c *vecCache) refresh(sb *bolt.Bucket, sessionID string, fn func(sv *sessVe
 	return fmt.Errorf("evidence index of %q does not settle", sessionID)
 }
 
-// catchUp decodes the records not yet known and returns how many of the
-// bucket's keys were known or added (== len(row) when nothing vanished).
-func (sv *sessVecs) catchUp(evb *bolt.Bucket) (int, error) {
-	seen := 0
-	err := evb.ForEach(func(k, v []byte) error {
-		seen++
-		if _, ok := sv.row[string(k)]; ok {
-			return nil
+// catchUp decodes the records not yet known; false means keys it knew
+// vanished (the caller rebuilds). With the iteration index (since.go) the
+// cost follows the new rows: the index's key count says whether anything
+// is new, a seek from the highest known iteration finds what usually is,
+// and only an item that arrived late (an older CreatedIter) costs a walk
+// over the index's keys. A session older than the index walks the records.
+func (sv *sessVecs) catchUp(sb *bolt.Bucket) (bool, error) {
+	evb, ix := sb.Bucket(bktEvidence), sb.Bucket(bktEvIter)
+	if ix == nil {
+		seen := 0
+		err := evb.ForEach(func(k, v []byte) error {
+			seen++
+			return sv.add(k, v)
+		})
+		return err == nil && seen == len(sv.row), err
+	}
+	n := ix.Stats().KeyN
+	if n < len(sv.row) {
+		return false, nil
+	}
+	walk := func(from []byte) error {
+		c := ix.Cursor()
+		for k, _ := c.Seek(from); k != nil && len(sv.row) < n; k, _ = c.Next() {
+			if err := sv.addHash(evb, k[8:]); err != nil {
+				return err
+			}
 		}
-		var r struct {
-			Embedding   []byte `json:"embedding"`
-			CreatedIter int    `json:"created_iter"`
-		}
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("decode evidence %q: %w", k, err)
-		}
-		emb, err := unpackF32(r.Embedding)
-		if err != nil {
-			return fmt.Errorf("decode evidence %q: %w", k, err)
-		}
-		sv.row[string(k)] = len(sv.hash)
-		sv.hash = append(sv.hash, string(k))
-		sv.iter = append(sv.iter, r.CreatedIter)
-		sv.emb = append(sv.emb, emb)
-		sv.inv = append(sv.inv, invNorm(emb))
 		return nil
-	})
-	return seen, err
+	}
+	if n > len(sv.row) {
+		if err := walk(iterKey(sv.maxIter)); err != nil {
+			return false, err
+		}
+	}
+	if n > len(sv.row) {
+		if err := walk(nil); err != nil {
+			return false, err
+		}
+	}
+	return n == len(sv.row), nil
+}
+
+// addHash adds the record named by an iteration-index key when unknown.
+func (sv *sessVecs) addHash(evb *bolt.Bucket, hash []byte) error {
+	if _, ok := sv.row[string(hash)]; ok {
+		return nil
+	}
+	v := evb.Get(hash)
+	if v == nil {
+		return fmt.Errorf("evidence index names %q, which is not stored", hash)
+	}
+	return sv.add(hash, v)
+}
+
+// add decodes one evidence record into a row, unless it is known.
+func (sv *sessVecs) add(k, v []byte) error {
+	if _, ok := sv.row[string(k)]; ok {
+		return nil
+	}
+	var r struct {
+		Embedding   []byte `json:"embedding"`
+		CreatedIter int    `json:"created_iter"`
+	}
+	if err := json.Unmarshal(v, &r); err != nil {
+		return fmt.Errorf("decode evidence %q: %w", k, err)
+	}
+	emb, err := unpackF32(r.Embedding)
+	if err != nil {
+		return fmt.Errorf("decode evidence %q: %w", k, err)
+	}
+	sv.row[string(k)] = len(sv.hash)
+	sv.hash = append(sv.hash, string(k))
+	sv.iter = append(sv.iter, r.CreatedIter)
+	sv.emb = append(sv.emb, emb)
+	sv.inv = append(sv.inv, invNorm(emb))
+	sv.maxIter = max(sv.maxIter, r.CreatedIter)
+	return nil
 }
 
 // invNorm is 1/|v| computed as graph.UnitVector does, or 0 when v has no
@@ -177,8 +233,10 @@ func evidenceByHash(sb *bolt.Bucket, sessionID string, hashes []string) ([]graph
 	return out, nil
 }
 
-// NearestEvidence scans the session's rows for each query: exact, and
-// never behind the file (the rows are caught up first).
+// NearestEvidence answers each query by an exact scan of the session's
+// rows, or through the HNSW index (ann.go) once the session has
+// ANNOptions.MinItems rows; never behind the file (the rows are caught up
+// first).
 func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
 	out := make([][]graph.Neighbor, len(queries))
 	err := s.view(ctx, "nearest evidence", func(tx *bolt.Tx) error {
@@ -187,11 +245,19 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 			return err
 		}
 		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
+			ann := sv.useANN(sessionID, s.vecs.ann)
 			for qi, q := range queries {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				out[qi] = sv.nearest(sessionID, q, threshold)
+				uq := graph.UnitVector(q)
+				switch {
+				case uq == nil:
+				case ann:
+					out[qi] = sv.nearestANN(sessionID, q, uq, threshold, s.vecs.ann)
+				default:
+					out[qi] = sv.scan(sessionID, uq, threshold)
+				}
 			}
 			return nil
 		})
@@ -202,28 +268,35 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	return out, nil
 }
 
-// nearest is one exact scan. The cosine is summed term by term as
-// graph.Dot(graph.UnitVector(q), graph.UnitVector(row)), so it equals the
-// full sync's value bit for bit.
-func (sv *sessVecs) nearest(sessionID string, q []float32, threshold float64) []graph.Neighbor {
-	uq := graph.UnitVector(q)
-	if uq == nil {
-		return nil
-	}
+// scan is one exact scan for the unit query uq.
+func (sv *sessVecs) scan(sessionID string, uq []float64, threshold float64) []graph.Neighbor {
 	var res []graph.Neighbor
 	for i, emb := range sv.emb {
-		inv := sv.inv[i]
-		if inv == 0 || len(emb) != len(uq) {
+		if sv.inv[i] == 0 || len(emb) != len(uq) {
 			continue
 		}
-		var c float64
-		for k, x := range emb {
-			c += uq[k] * (float64(x) * inv)
-		}
-		if c >= threshold {
+		if c := sv.cosine(uq, i); c >= threshold {
 			res = append(res, graph.Neighbor{ID: graph.EvidenceID(sessionID, sv.hash[i]), Cosine: c})
 		}
 	}
+	sortNeighbors(res)
+	return res
+}
+
+// cosine of the unit query and row i (same length, usable), summed term
+// by term as graph.Dot(graph.UnitVector(q), graph.UnitVector(row)), so it
+// equals the full sync's value bit for bit.
+func (sv *sessVecs) cosine(uq []float64, i int) float64 {
+	inv := sv.inv[i]
+	var c float64
+	for k, x := range sv.emb[i] {
+		c += uq[k] * (float64(x) * inv)
+	}
+	return c
+}
+
+// sortNeighbors orders by cosine, highest first, ties by id.
+func sortNeighbors(res []graph.Neighbor) {
 	slices.SortFunc(res, func(a, b graph.Neighbor) int {
 		if a.Cosine != b.Cosine {
 			if a.Cosine > b.Cosine {
@@ -233,7 +306,6 @@ func (sv *sessVecs) nearest(sessionID string, q []float32, threshold float64) []
 		}
 		return bytes.Compare([]byte(a.ID), []byte(b.ID))
 	})
-	return res
 }
 
 // SimilarEdges returns the SIMILAR_TO edges only.

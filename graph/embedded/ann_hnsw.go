@@ -1,0 +1,243 @@
+package embedded
+
+// Lane "ann" (#14): a small HNSW graph (Malkov & Yashunin, "Efficient and
+// robust approximate nearest neighbor search using Hierarchical Navigable
+// Small World graphs", 2016/2018: algorithms 1, 2, 4 and 5), written here
+// because the Go library we tried first (github.com/coder/hnsw v0.6.1)
+// ends a layer search at the first expansion that does not improve the
+// best result and picks its entry point by map order: on pages of
+// near-duplicate chunks it found 54-65% of the pairs over the threshold
+// (docs/similarity-index.md). This one is deterministic: the levels come
+// from a generator seeded per session and the graph depends only on the
+// insertion order, so a rebuild after a restart is the same graph.
+
+import (
+	"container/heap"
+	"math"
+)
+
+// hnswGraph holds unit vectors (float32 copies) and their links per layer.
+type hnswGraph struct {
+	m, efC   int
+	ml       float64
+	rng      uint64
+	vec      [][]float32
+	links    [][][]int32 // links[node][layer]
+	entry    int32
+	top      int // layer of entry
+	visited  []uint32
+	visitGen uint32
+}
+
+func newHNSW(m, efC int, seed uint64) *hnswGraph {
+	return &hnswGraph{m: m, efC: efC, ml: 1 / math.Log(float64(m)), rng: seed | 1, entry: -1}
+}
+
+func (h *hnswGraph) len() int { return len(h.vec) }
+
+// maxLinks is M on the upper layers and 2M on layer 0 (the paper's Mmax0).
+func (h *hnswGraph) maxLinks(layer int) int {
+	if layer == 0 {
+		return 2 * h.m
+	}
+	return h.m
+}
+
+// level draws floor(-ln(U)·mL) from a xorshift generator.
+func (h *hnswGraph) level() int {
+	h.rng ^= h.rng << 13
+	h.rng ^= h.rng >> 7
+	h.rng ^= h.rng << 17
+	u := (float64(h.rng>>11) + 0.5) / (1 << 53)
+	return int(-math.Log(u) * h.ml)
+}
+
+func dot32(a, b []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// dist is the cosine distance of two unit vectors.
+func (h *hnswGraph) dist(q []float32, n int32) float32 { return 1 - dot32(q, h.vec[n]) }
+
+type cand struct {
+	n int32
+	d float32
+}
+
+// nearHeap pops the nearest first; farHeap the farthest first.
+type nearHeap []cand
+type farHeap []cand
+
+func (x nearHeap) Len() int { return len(x) }
+func (x nearHeap) Less(i, j int) bool {
+	return x[i].d < x[j].d || (x[i].d == x[j].d && x[i].n < x[j].n)
+}
+func (x nearHeap) Swap(i, j int) { x[i], x[j] = x[j], x[i] }
+func (x *nearHeap) Push(v any)   { *x = append(*x, v.(cand)) }
+func (x *nearHeap) Pop() any     { v := (*x)[len(*x)-1]; *x = (*x)[:len(*x)-1]; return v }
+func (x farHeap) Len() int       { return len(x) }
+func (x farHeap) Less(i, j int) bool {
+	return x[i].d > x[j].d || (x[i].d == x[j].d && x[i].n > x[j].n)
+}
+func (x farHeap) Swap(i, j int) { x[i], x[j] = x[j], x[i] }
+func (x *farHeap) Push(v any)   { *x = append(*x, v.(cand)) }
+func (x *farHeap) Pop() any     { v := (*x)[len(*x)-1]; *x = (*x)[:len(*x)-1]; return v }
+
+// add inserts a unit vector as the next node (algorithm 1).
+func (h *hnswGraph) add(v []float32) {
+	n := int32(len(h.vec))
+	lvl := h.level()
+	h.vec = append(h.vec, v)
+	h.links = append(h.links, make([][]int32, lvl+1))
+	if h.entry < 0 {
+		h.entry, h.top = n, lvl
+		return
+	}
+	ep := []cand{{h.entry, h.dist(v, h.entry)}}
+	for l := h.top; l > lvl; l-- {
+		ep = h.searchLayer(v, ep, 1, l)
+	}
+	for l := min(lvl, h.top); l >= 0; l-- {
+		w := h.searchLayer(v, ep, h.efC, l)
+		h.links[n][l] = h.selectLinks(w, h.m)
+		for _, nb := range h.links[n][l] {
+			h.link(nb, n, l)
+		}
+		ep = w
+	}
+	if lvl > h.top {
+		h.entry, h.top = n, lvl
+	}
+}
+
+// link adds n to a's links on layer l, shrinking them by the heuristic
+// when they overflow.
+func (h *hnswGraph) link(a, n int32, l int) {
+	ls := append(h.links[a][l], n)
+	if len(ls) > h.maxLinks(l) {
+		cs := make([]cand, len(ls))
+		for i, b := range ls {
+			cs[i] = cand{b, h.dist(h.vec[a], b)}
+		}
+		ls = h.selectLinks(cs, h.maxLinks(l))
+	}
+	h.links[a][l] = ls
+}
+
+// selectLinks is the neighbour heuristic (algorithm 4, keeping pruned
+// connections): nearest first, a candidate is kept when it is nearer to
+// the base than to every kept one, so that links reach out of a tight
+// cluster; the pruned fill up to m.
+func (h *hnswGraph) selectLinks(cs []cand, m int) []int32 {
+	sorted := make(nearHeap, len(cs))
+	copy(sorted, cs)
+	heap.Init(&sorted)
+	var kept, pruned []int32
+	for sorted.Len() > 0 && len(kept) < m {
+		c := heap.Pop(&sorted).(cand)
+		good := true
+		for _, k := range kept {
+			if h.dist(h.vec[c.n], k) < c.d {
+				good = false
+				break
+			}
+		}
+		if good {
+			kept = append(kept, c.n)
+		} else {
+			pruned = append(pruned, c.n)
+		}
+	}
+	for _, p := range pruned {
+		if len(kept) >= m {
+			break
+		}
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+// searchLayer is algorithm 2: the ef nearest nodes to q on layer l
+// reachable from ep, nearest first.
+func (h *hnswGraph) searchLayer(q []float32, ep []cand, ef, l int) []cand {
+	h.visitGen++
+	if len(h.visited) < len(h.vec) || h.visitGen == 0 {
+		h.visited = make([]uint32, len(h.vec)+len(h.vec)/2+16)
+		h.visitGen = 1
+	}
+	near := make(nearHeap, 0, 2*ef)
+	far := make(farHeap, 0, ef+1)
+	for _, c := range ep {
+		h.visited[c.n] = h.visitGen
+		heap.Push(&near, c)
+		heap.Push(&far, c)
+		if far.Len() > ef {
+			heap.Pop(&far)
+		}
+	}
+	for near.Len() > 0 {
+		c := heap.Pop(&near).(cand)
+		if far.Len() >= ef && c.d > far[0].d {
+			break
+		}
+		if l >= len(h.links[c.n]) {
+			continue
+		}
+		for _, e := range h.links[c.n][l] {
+			if h.visited[e] == h.visitGen {
+				continue
+			}
+			h.visited[e] = h.visitGen
+			d := h.dist(q, e)
+			if far.Len() < ef || d < far[0].d {
+				heap.Push(&near, cand{e, d})
+				heap.Push(&far, cand{e, d})
+				if far.Len() > ef {
+					heap.Pop(&far)
+				}
+			}
+		}
+	}
+	out := make([]cand, far.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&far).(cand)
+	}
+	return out
+}
+
+// search returns the k nearest nodes to the unit vector q, nearest first,
+// searching layer 0 with a candidate list of max(ef, k) (algorithm 5).
+func (h *hnswGraph) search(q []float32, k, ef int) []cand {
+	if h.entry < 0 {
+		return nil
+	}
+	ep := []cand{{h.entry, h.dist(q, h.entry)}}
+	for l := h.top; l > 0; l-- {
+		ep = h.searchLayer(q, ep, 1, l)
+	}
+	w := h.searchLayer(q, ep, max(ef, k), 0)
+	return w[:min(k, len(w))]
+}
+
+// unit32 is v scaled to unit length in float32, or nil.
+func unit32(v []float32, inv float64) []float32 {
+	if inv == 0 {
+		return nil
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
