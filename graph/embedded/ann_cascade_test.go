@@ -86,7 +86,7 @@ func TestBoundedCascadeRecall(t *testing.T) {
 	bounded := graph.SimilarParams{Threshold: 0.8, MaxPerNode: 8, ExactMax: 1, CascadeItems: 64}
 	exact := graph.SimilarParams{Threshold: 0.8, MaxPerNode: 8, Full: true, Probes: 1 << 20}
 	cut, minRecall := 0, 1.0
-	for w := 0; w <= 10; w++ {
+	for w := 0; w <= cascadeWaves; w++ {
 		n := 100
 		if w == 0 {
 			n = 2000

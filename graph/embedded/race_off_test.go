@@ -1,0 +1,5 @@
+//go:build !race
+
+package embedded_test
+
+const cascadeWaves = 10
