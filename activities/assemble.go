@@ -248,6 +248,7 @@ type collector struct {
 	vecs    [][]float64
 	sources map[string]int
 	list    []Source
+	titles  map[string]int // a section's folded title -> its index in secs
 }
 
 func (c *collector) sourceNumber(e graph.Evidence) int {
@@ -303,8 +304,39 @@ func (c *collector) section(t graph.Task, ev []graph.Evidence, raw bool) {
 		vec = algebra.StateEmbedding(evVecs, algebra.ToFloat64(t.Embedding), nil, 0)
 	}
 	sec.Text = strings.TrimSpace(b.String())
+	key := normalizeQuote(sec.Title)
+	if j, ok := c.titles[key]; ok {
+		c.secs[j] = mergeSections(c.secs[j], sec)
+		return
+	}
+	if c.titles == nil {
+		c.titles = map[string]int{}
+	}
+	c.titles[key] = len(c.secs)
 	c.secs = append(c.secs, sec)
 	c.vecs = append(c.vecs, vec)
+}
+
+// mergeSections folds a section into an earlier one of the same title (a
+// small model plans one subtask twice; a report would repeat the section
+// and spend a composition call on it): the lines of its text and its
+// evidence are added, less what the first already holds.
+func mergeSections(dst, src sectionDoc) sectionDoc {
+	var add []string
+	for _, line := range strings.Split(src.Text, "\n") {
+		if strings.TrimSpace(line) != "" && !strings.Contains(dst.Text, line) {
+			add = append(add, line)
+		}
+	}
+	if len(add) > 0 {
+		dst.Text = strings.TrimSpace(dst.Text + "\n" + strings.Join(add, "\n"))
+	}
+	for n, text := range src.Evidence {
+		if !strings.Contains(dst.Evidence[n], text) {
+			dst.Evidence[n] += text
+		}
+	}
+	return dst
 }
 
 func (c *collector) mmrOrder(goal []float64, lambda float64) []int {
@@ -357,9 +389,9 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	}
 	// The reminder comes last: small models follow the end of the prompt
 	// more than a system message read thousands of tokens earlier.
-	b.WriteString("\nWrite this part now. After each claim, put the number of the source it comes from in brackets, like [1].\n")
+	b.WriteString("\n" + composeReminder + "\n")
 	res := ComposeResult{}
-	text, err := a.composeChecked(ctx, in, system, b.String(), evidence, &res)
+	text, err := a.composeChecked(ctx, in, system, b.String(), composeReminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
 	}
@@ -368,12 +400,21 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	return res, nil
 }
 
+// The closing instruction of a composition prompt, and the two repair
+// requests: dropEchoes removes a draft's sentences that copy them.
+const (
+	composeReminder = "Write this part now. After each claim, put the number of the source it comes from in brackets, like [1]."
+	invalidFix      = "These citations are invalid: %s. A number must be one of the material's source numbers and a quoted span must appear word for word in that source. Rewrite the draft with valid citations only."
+	uncitedFix      = "The draft cites no source. Rewrite it so that each claim ends with the number of the material's source it comes from, like [%d], and leave out claims the material does not support."
+)
+
 // composeChecked is one no-think composition call whose citations are
 // checked: every [n] must name a source of the material and a quoted span
 // must occur in the cited evidence. Invalid citations get one repair call,
 // then are removed; a draft that cites nothing gets one call asking for
-// the numbers.
-func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system, user string, evidence map[int]string, res *ComposeResult) (string, error) {
+// the numbers. Sentences that copy the instructions (system, reminder, a
+// repair request) are dropped from the answer.
+func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system, user, reminder string, evidence map[int]string, res *ComposeResult) (string, error) {
 	call := func(prompt string) (string, error) {
 		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: orDefault(in.MaxTokens, config.Defaults().LLM.ComposeTokens), NoThink: true}, nil)
 		if err != nil {
@@ -396,27 +437,72 @@ func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system
 	if err != nil {
 		return "", err
 	}
+	text = dropEchoes(text, system, reminder, invalidFix, uncitedFix)
 	switch bad := CheckCitations(text, evidence); {
 	case len(bad) > 0:
 		res.RepairCalls++
-		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\nThese citations are invalid: %s. A number must be one of the material's source numbers and a quoted span must appear word for word in that source. Rewrite the draft with valid citations only.",
-			user, text, strings.Join(bad, "; "))
+		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\n"+invalidFix, user, text, strings.Join(bad, "; "))
 		if repaired, err := call(fix); err == nil {
-			text = repaired
+			text = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix)
 		}
 		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
 	case len(evidence) > 0 && len(citedNumbers(text)) == 0:
 		// A report that cites nothing cannot be checked by its reader: one
 		// call asks for the numbers; a draft that still cites nothing stands.
 		res.RepairCalls++
-		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\nThe draft cites no source. Rewrite it so that each claim ends with the number of the material's source it comes from, like [%d], and leave out claims the material does not support.",
-			user, text, slices.Min(slices.Collect(maps.Keys(evidence))))
+		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\n"+uncitedFix, user, text, slices.Min(slices.Collect(maps.Keys(evidence))))
 		if repaired, err := call(fix); err == nil {
-			text = repaired
+			text = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix)
 		}
 		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
 	}
 	return text, nil
+}
+
+// echoMinChars is the shortest sentence dropEchoes judges: shorter ones
+// ("See [1].") may match an instruction by chance.
+const echoMinChars = 20
+
+var markerRe = regexp.MustCompile(`\[[^\]\n]{0,40}\]|%[sd]`)
+
+// dropEchoes removes the sentences of text that occur in one of the
+// instructions, both compared without their bracketed markers ([3],
+// [unverified], a format verb) and with spaces and case folded. Headings
+// and lines without such a sentence are kept as they are.
+func dropEchoes(text string, instructions ...string) string {
+	norm := make([]string, len(instructions))
+	for i, s := range instructions {
+		norm[i] = normalizeSpace(markerRe.ReplaceAllString(s, " "))
+	}
+	echo := func(sent string) bool {
+		t := normalizeSpace(markerRe.ReplaceAllString(sent, " "))
+		if len(t) < echoMinChars {
+			return false
+		}
+		for _, s := range norm {
+			if strings.Contains(s, t) {
+				return true
+			}
+		}
+		return false
+	}
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		sents := splitPassage(line, 0)
+		kept := sents[:0]
+		for _, s := range sents {
+			if !echo(s) {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) < len(sents) {
+			lines[i] = strings.Join(kept, " ")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 var (

@@ -203,3 +203,30 @@ func TestCollectSectionsMatchesWholeRead(t *testing.T) {
 		t.Logf("%+v: %d sections, %d sources, root removed %d", c, len(got.Sections), len(got.Sources), got.RootRemoved)
 	}
 }
+
+// TestCollectorMergesSameTitle: two tasks the model planned with one
+// description (a real-model evaluation's report showed "Create a
+// Pin-Priority file…" twice) give one section holding the evidence of
+// both, each excerpt once; a different title stays its own section.
+func TestCollectorMergesSameTitle(t *testing.T) {
+	c := collector{cfg: config.Defaults().Assembly, sources: map[string]int{}}
+	ev := func(url, content string) graph.Evidence {
+		return graph.Evidence{SourceURL: url, Content: content, Embedding: []float32{1, 0}, Strength: 1}
+	}
+	task := func(desc string) graph.Task {
+		return graph.Task{Description: desc, Status: graph.Pending, Embedding: []float32{0, 1}}
+	}
+	c.section(task("Create a Pin-Priority file"), []graph.Evidence{ev("a", "Pin-Priority: -1 blocks a package.")}, true)
+	c.section(task("Read the APT manual"), []graph.Evidence{ev("b", "APT reads /etc/apt/preferences.")}, true)
+	c.section(task("create a  pin-priority file"), []graph.Evidence{ev("a", "Pin-Priority: -1 blocks a package."), ev("c", "List them in /etc/apt/preferences.")}, true)
+	if len(c.secs) != 2 || len(c.vecs) != 2 {
+		t.Fatalf("sections %d, vectors %d, want 2 and 2: %+v", len(c.secs), len(c.vecs), c.secs)
+	}
+	got := c.secs[0]
+	if len(got.Evidence) != 2 || strings.Count(got.Evidence[1], "blocks a package") != 1 || !strings.Contains(got.Evidence[3], "List them") {
+		t.Errorf("merged evidence: %v", got.Evidence)
+	}
+	if strings.Count(got.Text, "blocks a package") != 1 || !strings.Contains(got.Text, "List them") {
+		t.Errorf("merged text: %q", got.Text)
+	}
+}

@@ -319,7 +319,7 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 	switch {
 	case perr != nil && len(claims) == 1:
 		rec.Unjudged++
-		rec.JudgeError = truncate("citations: "+perr.Error(), 200)
+		rec.CitationError = truncate(perr.Error(), 200)
 		return nil
 	case perr != nil:
 		h := len(claims) / 2
@@ -335,7 +335,7 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 		case judged[i]:
 		case len(claims) == 1:
 			rec.Unjudged++
-			rec.JudgeError = "citations: the judge gave no verdict on a claim"
+			rec.CitationError = "the judge gave no verdict on the claim"
 		default:
 			if err := judgeClaims(ctx, judge, []score.Claim{c}, rec); err != nil {
 				return err

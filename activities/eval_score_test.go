@@ -79,7 +79,7 @@ func TestScoreCitations(t *testing.T) {
 	rec := score(strings.Join([]string{scoreCopied, scoreOwnWords, scoreEyes, scoreWrong}, " "))
 	// Calls: the batch of 3 (cut), its halves [own words] and [eyes, wrong]
 	// (cut again), eyes and wrong alone, and the grade.
-	if rec.Cited != 4 || rec.Supported != 3 || rec.Contained != 1 || rec.Unjudged != 0 || rec.JudgeError != "" || rec.JudgeCalls != 6 {
+	if rec.Cited != 4 || rec.Supported != 3 || rec.Contained != 1 || rec.Unjudged != 0 || rec.JudgeError != "" || rec.CitationError != "" || rec.JudgeCalls != 6 {
 		t.Errorf("record: cited %d, supported %d, contained %d, unjudged %d, judge calls %d, error %q",
 			rec.Cited, rec.Supported, rec.Contained, rec.Unjudged, rec.JudgeCalls, rec.JudgeError)
 	}
@@ -94,7 +94,7 @@ func TestScoreCitations(t *testing.T) {
 	}
 
 	rec = score(scoreNever + " " + scoreOwnWords)
-	if rec.Cited != 2 || rec.Supported != 1 || rec.Unjudged != 1 || !strings.Contains(rec.JudgeError, "unbalanced") {
-		t.Errorf("never answered: cited %d, supported %d, unjudged %d, error %q", rec.Cited, rec.Supported, rec.Unjudged, rec.JudgeError)
+	if rec.Cited != 2 || rec.Supported != 1 || rec.Unjudged != 1 || !strings.Contains(rec.CitationError, "unbalanced") || rec.JudgeError != "" {
+		t.Errorf("never answered: cited %d, supported %d, unjudged %d, citation error %q, judge error %q", rec.Cited, rec.Supported, rec.Unjudged, rec.CitationError, rec.JudgeError)
 	}
 }

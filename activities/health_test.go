@@ -17,8 +17,9 @@ import (
 // does not answer (a closed loopback port, as a keyless provider is on a
 // machine without internet) or that this worker cannot serve (Tavily
 // without a key) is a warning naming it and its URL, never a failure of
-// the session; when none answers, the result says web_search will find
-// nothing. No query or key is sent.
+// the session; a corpus in the chain of a worker without one is a warning
+// too; when none answers, the result says web_search will find nothing.
+// No query or key is sent.
 func TestHealthCheckProbesProviders(t *testing.T) {
 	var asked atomic.Int64
 	wiki := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,5 +76,18 @@ func TestHealthCheckProbesProviders(t *testing.T) {
 	}
 	if asked.Load() == 0 {
 		t.Error("the Wikipedia stand-in was never asked")
+	}
+	// A chain that names the corpus, on a worker without one.
+	bare, _, _, _ := newResearchEnv(t, t.TempDir(), map[string]string{"research.browser_path": "off", "research.corpus_dir": "", "research.wikipedia_url": wiki.URL})
+	v, err := bare.ExecuteActivity(acts.HealthCheck, activities.HealthInput{SessionID: "probe", Providers: []string{"corpus", "wikipedia"}})
+	var res activities.HealthResult
+	if err == nil {
+		err = v.Get(&res)
+	}
+	if err != nil {
+		t.Fatalf("the probe failed the session: %v", err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "corpus: research.corpus_dir is not set on this worker") {
+		t.Errorf("corpus missing: warnings %q", res.Warnings)
 	}
 }

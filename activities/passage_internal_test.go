@@ -53,7 +53,7 @@ func TestSplitPassage(t *testing.T) {
 // source, so the session's verification keeps its citation.
 func TestExtractFactsEndOnWords(t *testing.T) {
 	ev := "GUI communication protocol used on the GNOME desktop can be: Wayland (native) or X Window System core protocol (via xwayland) and for applications using Wayland protocol the access to their display contents from a remote host is supported by the VNC over SSH connection instead of X forwarding"
-	facts := ExtractFacts("remote host display VNC", map[int]string{1: ev}, 3, 120)
+	facts := ExtractFacts("remote host display VNC", map[int]string{1: ev}, FactOptions{K: 3, MaxChars: 120, Follow: 1})
 	if len(facts) == 0 {
 		t.Fatal("no facts")
 	}

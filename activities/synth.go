@@ -3,75 +3,235 @@ package activities
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/lethe-research/lethe/config"
 )
 
 // The synthesis route (docs/citations.md): extractive, then abstractive.
 // For each section, ExtractFacts picks the sentences of its evidence that
-// answer it (pure, lexical); one small call rewrites them as a paragraph
-// keeping the [n] markers; one call at the end writes the summary. A small
+// answer it (pure, lexical: BM25 over the sentences); one small call
+// rewrites them as a paragraph keeping the [n] markers; one call at the end writes the summary. A small
 // CPU model given a few numbered facts writes prose; given pages of
 // bulleted excerpts it copies the bullets.
 
-// Fact is one evidence sentence with its source number.
+// Fact is one evidence sentence (and the sentences that follow it, see
+// FactOptions.Follow) with its source number.
 type Fact struct {
 	N    int
 	Text string
 }
 
-// factMinChars drops fragments (headings, captions) too short to state a fact.
+// factMinChars drops fragments (headings, captions) too short to state a
+// fact; as the continuation of a picked sentence they are kept.
 const factMinChars = 30
 
-// ExtractFacts is the k sentences of the evidence (source number → text)
-// with the most words in common with focus (ties: lower source, earlier
-// sentence), each bounded to maxChars, duplicates dropped, returned in
-// source order.
-func ExtractFacts(focus string, evidence map[int]string, k, maxChars int) []Fact {
-	type cand struct {
-		Fact
-		pos, score int
+// FactOptions say how ExtractFacts picks.
+type FactOptions struct {
+	K        int // facts picked
+	MaxChars int // runes per fact, its continuation included
+	// Follow is how many sentences after a picked one join it, while the
+	// fact stays within MaxChars: manuals state the subject in one
+	// sentence and the answer (a command, a value) in the next.
+	Follow int
+	// Overlap scores a sentence by the count of focus words it holds, the
+	// scoring before BM25: sentences that restate the question win. Kept
+	// as the baseline of bench/retrieval -facts.
+	Overlap bool
+}
+
+// BM25's constants for sentences as documents (Robertson and Zaragoza
+// 2009): k1 saturates repeated words, b normalizes by sentence length.
+const (
+	factK1 = 1.2
+	factB  = 0.75
+)
+
+// factStop says whether w is a question word or function word a focus
+// holds that says nothing about which sentence answers it. Words of at
+// most two letters never count (wordSet).
+func factStop(w string) bool {
+	switch w {
+	case "which", "what", "how", "when", "where", "who", "why", "whom", "whose",
+		"the", "and", "for", "that", "this", "with", "from", "does", "did",
+		"are", "was", "were", "can", "its", "into", "about", "there", "their",
+		"you", "your", "has", "have", "had", "not", "but", "should", "would":
+		return true
 	}
-	want := wordSet(focus)
+	return false
+}
+
+// piece is one sentence (or a cut part of one) of a source, in order.
+type piece struct {
+	n     int // source number
+	text  string
+	words map[string]int
+	len   int
+}
+
+// ExtractFacts picks the o.K sentences of the evidence (source number →
+// text) that best answer focus, each joined by the o.Follow sentences
+// after it within o.MaxChars, duplicates and overlaps dropped, returned in
+// source order. A sentence's score is BM25 over the evidence's sentences
+// as the collection,
+//
+//	score(s) = Σ_{w ∈ focus} idf(w) · tf(w,s)·(k1+1) / (tf(w,s) + k1·(1 − b + b·|s|/avg|s|)),
+//	idf(w)   = ln(1 + (N − df(w) + 0.5) / (df(w) + 0.5)),
+//
+// over the focus's words of three letters or more that are not in
+// factStop (ties: lower source, earlier sentence).
+func ExtractFacts(focus string, evidence map[int]string, o FactOptions) []Fact {
+	pieces := factPieces(evidence, o.MaxChars)
+	score := factScores(focus, pieces, o.Overlap)
+	var cands []int
+	seen := map[string]bool{}
+	for i, p := range pieces {
+		key := normalizeQuote(p.text)
+		if len([]rune(p.text)) < factMinChars || strings.HasPrefix(p.text, "#") || seen[key] {
+			continue
+		}
+		seen[key] = true
+		cands = append(cands, i)
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return score[cands[i]] > score[cands[j]] })
+	used := map[int]bool{}
+	var picked []int
+	texts := map[int]string{}
+	for _, i := range cands {
+		if len(picked) == o.K {
+			break
+		}
+		if used[i] {
+			continue
+		}
+		used[i] = true
+		picked = append(picked, i)
+		texts[i] = followOn(pieces, i, o, used)
+	}
+	sort.Ints(picked)
+	out := make([]Fact, len(picked))
+	for j, i := range picked {
+		out[j] = Fact{N: pieces[i].n, Text: texts[i]}
+	}
+	return out
+}
+
+// factPieces cuts the evidence into sentences of at most maxChars runes,
+// in source order and, within a source, in reading order.
+func factPieces(evidence map[int]string, maxChars int) []piece {
 	ns := make([]int, 0, len(evidence))
 	for n := range evidence {
 		ns = append(ns, n)
 	}
 	sort.Ints(ns)
-	seen := map[string]bool{}
-	var cands []cand
+	var out []piece
 	for _, n := range ns {
 		for _, line := range strings.Split(evidence[n], "\n") {
 			for _, sent := range splitPassage(strings.Join(strings.Fields(line), " "), maxChars) {
-				key := normalizeQuote(sent)
-				if len(sent) < factMinChars || strings.HasPrefix(sent, "#") || seen[key] {
+				if sent == "" {
 					continue
 				}
-				seen[key] = true
-				c := cand{Fact: Fact{N: n, Text: sent}, pos: len(cands)}
-				for w := range wordSet(sent) {
-					if want[w] {
-						c.score++
-					}
+				ws := wordCounts(sent)
+				l := 0
+				for _, c := range ws {
+					l += c
 				}
-				cands = append(cands, c)
+				out = append(out, piece{n: n, text: sent, words: ws, len: l})
 			}
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
-	if len(cands) > k {
-		cands = cands[:k]
+	return out
+}
+
+// factScores is each piece's score for focus: BM25 (ExtractFacts), or the
+// count of focus words it holds when overlap is set.
+func factScores(focus string, pieces []piece, overlap bool) []float64 {
+	out := make([]float64, len(pieces))
+	want := wordSet(focus)
+	if overlap {
+		for i, p := range pieces {
+			for w := range want {
+				if p.words[w] > 0 {
+					out[i]++
+				}
+			}
+		}
+		return out
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].pos < cands[j].pos })
-	out := make([]Fact, len(cands))
-	for i, c := range cands {
-		out[i] = c.Fact
+	df := map[string]int{}
+	total := 0
+	for _, p := range pieces {
+		total += p.len
+		for w := range p.words {
+			if want[w] {
+				df[w]++
+			}
+		}
+	}
+	if len(pieces) == 0 {
+		return out
+	}
+	// The terms in a fixed order: a float sum in map order could break a
+	// near tie differently from one run to the next.
+	var terms []string
+	for w := range want {
+		if !factStop(w) {
+			terms = append(terms, w)
+		}
+	}
+	sort.Strings(terms)
+	n, avg := float64(len(pieces)), math.Max(float64(total)/float64(len(pieces)), 1)
+	for i, p := range pieces {
+		for _, w := range terms {
+			tf := float64(p.words[w])
+			if tf == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5))
+			out[i] += idf * tf * (factK1 + 1) / (tf + factK1*(1-factB+factB*float64(p.len)/avg))
+		}
 	}
 	return out
 }
+
+// followOn is piece i's text joined by up to o.Follow next pieces of the
+// same source that are not headings, not already used and keep the fact
+// within o.MaxChars. A piece cut with "…" takes no continuation: the fact
+// must stay a contiguous span of its source for the containment check.
+func followOn(pieces []piece, i int, o FactOptions, used map[int]bool) string {
+	text := pieces[i].text
+	for j := i + 1; j <= i+o.Follow && j < len(pieces); j++ {
+		p := pieces[j]
+		if p.n != pieces[i].n || used[j] || strings.HasPrefix(p.text, "#") || strings.HasSuffix(text, "…") ||
+			len([]rune(text))+1+len([]rune(p.text)) > o.MaxChars {
+			break
+		}
+		used[j] = true
+		text += " " + p.text
+	}
+	return text
+}
+
+// wordCounts counts the words of s as wordSet finds them.
+func wordCounts(s string) map[string]int {
+	out := map[string]int{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) > 2 {
+			out[w]++
+		}
+	}
+	return out
+}
+
+// The closing instructions of the section and summary prompts.
+const (
+	sectionReminder = "Write this section now: one paragraph of 3 to 6 sentences that answers it from these facts, each sentence ending with its source number like [1]."
+	summaryReminder = "Write the summary now: 2 to 4 sentences, keeping the source numbers like [1]."
+)
 
 // synthSystem is the section-writing instruction.
 const synthSystem = `You write one section of a research report as a paragraph of prose, in your own words, from numbered facts.
@@ -87,7 +247,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	}
 	sec := doc.Sections[in.Sections[0]]
 	title := strings.TrimSpace(sec.Title)
-	facts := ExtractFacts(title+" "+in.Goal, sec.Evidence, orDefault(in.Facts, config.Defaults().Assembly.SectionFacts), 400)
+	facts := ExtractFacts(title+" "+in.Goal, sec.Evidence, FactOptions{K: orDefault(in.Facts, config.Defaults().Assembly.SectionFacts), MaxChars: 400, Follow: in.FactFollow})
 	res := ComposeResult{}
 	if len(facts) == 0 { // a section of model-written results only: as collected
 		res.Markdown = fmt.Sprintf("## %s\n\n%s", title, strings.TrimSpace(sec.Text))
@@ -99,7 +259,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	for _, f := range facts {
 		fmt.Fprintf(&b, "[%d] %s\n", f.N, f.Text)
 	}
-	b.WriteString("\nWrite this section now: one paragraph of 3 to 6 sentences that answers it from these facts, each sentence ending with its source number like [1].\n")
+	b.WriteString("\n" + sectionReminder + "\n")
 	system := synthSystem
 	if strings.TrimSpace(in.Instructions) != "" {
 		system += "\n\nFormatting instructions from the user:\n" + in.Instructions
@@ -108,7 +268,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	for _, f := range facts {
 		evidence[f.N] = sec.Evidence[f.N]
 	}
-	text, err := a.composeChecked(ctx, in, system, b.String(), evidence, &res)
+	text, err := a.composeChecked(ctx, in, system, b.String(), sectionReminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
 	}
@@ -173,9 +333,9 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 			evidence[n] += text
 		}
 	}
-	user := fmt.Sprintf("Summarize this report for the goal: %s\n\nReport:\n%s\n\nWrite the summary now: 2 to 4 sentences, keeping the source numbers like [1].\n", in.Goal, in.Report)
+	user := fmt.Sprintf("Summarize this report for the goal: %s\n\nReport:\n%s\n\n%s\n", in.Goal, in.Report, summaryReminder)
 	res := ComposeResult{}
-	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, summarySystem, user, evidence, &res)
+	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, summarySystem, user, summaryReminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
 	}

@@ -1,7 +1,9 @@
 package activities
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -24,7 +26,7 @@ func TestExtractFacts(t *testing.T) {
 			{2, "The cathode interface decomposes and raises the resistance of the cell."},
 			{1, "Lithium dendrites grow along grain boundaries of the electrolyte."}}},
 	} {
-		got := ExtractFacts(c.focus, ev, c.k, 400)
+		got := ExtractFacts(c.focus, ev, FactOptions{K: c.k, MaxChars: 400})
 		if c.focus == "cathode" { // returned in source order
 			c.want = []Fact{c.want[2], c.want[0], c.want[1]}
 		}
@@ -33,10 +35,10 @@ func TestExtractFacts(t *testing.T) {
 		}
 	}
 	dup := map[int]string{1: "The same sentence appears twice here.", 2: "The  same sentence appears twice HERE."}
-	if got := ExtractFacts("same sentence", dup, 5, 400); len(got) != 1 || got[0].N != 1 {
+	if got := ExtractFacts("same sentence", dup, FactOptions{K: 5, MaxChars: 400}); len(got) != 1 || got[0].N != 1 {
 		t.Errorf("duplicates: %v", got)
 	}
-	if got := ExtractFacts("x", nil, 5, 400); len(got) != 0 {
+	if got := ExtractFacts("x", nil, FactOptions{K: 5, MaxChars: 400}); len(got) != 0 {
 		t.Errorf("no evidence: %v", got)
 	}
 }
@@ -55,5 +57,69 @@ func TestProseAndFactsParagraph(t *testing.T) {
 	got := factsParagraph([]Fact{{1, "Dendrites grow."}, {3, "Cells short"}, {2, "Is it safe?"}})
 	if want := "Dendrites grow [1]. Cells short [3] Is it safe [2]?"; got != want {
 		t.Errorf("factsParagraph = %q, want %q", got, want)
+	}
+}
+
+// TestExtractFactsAnswerFollows is the Debian Reference's paragraph on the
+// default editor (question dr-003): the sentence that names the subject
+// restates the question, the command that answers it is the line after.
+// Word overlap picks the sentences that share the question's common words
+// and never the command; BM25 weighs the rare words, and Follow joins the
+// answer to its sentence, as one contiguous span of the source.
+func TestExtractFactsAnswerFollows(t *testing.T) {
+	ev := map[int]string{1: "You should become proficient in one of variants of Vim or Emacs programs which are popular in the Unix-like system.\n" +
+		"Debian provides unified access to the system default editor via command \"/usr/bin/editor\" so other programs (e.g., reportbug(1)) can invoke it. You can change it by the following.\n" +
+		"$ sudo update-alternatives --config editor\n" +
+		"The choice \"/usr/bin/vim.basic\" over \"/usr/bin/vim.tiny\" is my recommendation for newbies since it supports syntax highlighting.\n" +
+		"For the consistency on the Debian system, set these to \"/usr/bin/editor\" which points to the program that the system uses."}
+	focus := "Which command changes the program that Debian's unified system default editor /usr/bin/editor points to?"
+	has := func(fs []Fact, s string) bool {
+		for _, f := range fs {
+			if strings.Contains(f.Text, s) {
+				return true
+			}
+		}
+		return false
+	}
+	if fs := ExtractFacts(focus, ev, FactOptions{K: 1, MaxChars: 400, Overlap: true}); has(fs, "update-alternatives") {
+		t.Errorf("overlap scoring found the command: the test no longer shows the difference: %v", fs)
+	}
+	fs := ExtractFacts(focus, ev, FactOptions{K: 1, MaxChars: 400, Follow: 2})
+	if !has(fs, "update-alternatives --config editor") || !strings.HasPrefix(fs[0].Text, "Debian provides unified access") {
+		t.Fatalf("BM25 with follow: %v", fs)
+	}
+	if _, ok := ContainedIn(fs[0].Text, []string{NormalizeContain(ev[1])}); !ok {
+		t.Errorf("fact %q is not one span of its source", fs[0].Text)
+	}
+	// A followed sentence is not picked again as a fact of its own.
+	fs = ExtractFacts(focus, ev, FactOptions{K: 5, MaxChars: 400, Follow: 1})
+	for i, f := range fs {
+		for _, g := range fs[i+1:] {
+			if strings.Contains(f.Text, g.Text) || strings.Contains(g.Text, f.Text) {
+				t.Errorf("facts overlap: %q and %q", f.Text, g.Text)
+			}
+		}
+	}
+	// The continuation stays within MaxChars.
+	for _, f := range ExtractFacts(focus, ev, FactOptions{K: 5, MaxChars: 160, Follow: 2}) {
+		if n := len([]rune(f.Text)); n > 160 {
+			t.Errorf("fact of %d runes over 160: %q", n, f.Text)
+		}
+	}
+}
+
+// TestDropEchoes: the repair request a small model copied into a report
+// section (a real-model evaluation, dr-003) is dropped with its markers;
+// the material's sentences and the headings stay.
+func TestDropEchoes(t *testing.T) {
+	fix := fmt.Sprintf(uncitedFix, 3)
+	draft := "## Editor\n\nDebian provides unified access to the system default editor [1]. The draft cites no source. Rewrite it so that each claim ends with the number of the material's source it comes from, like [1], and leave out claims the material does not support.\nSee [2]."
+	got := dropEchoes(draft, synthSystem, sectionReminder, invalidFix, fix)
+	want := "## Editor\n\nDebian provides unified access to the system default editor [1].\nSee [2]."
+	if got != want {
+		t.Errorf("dropEchoes:\n got %q\nwant %q", got, want)
+	}
+	if got := dropEchoes("Use only the facts given in the manual [1].", synthSystem); got != "Use only the facts given in the manual [1]." {
+		t.Errorf("a sentence that only shares words with the instruction was dropped: %q", got)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
-	"unicode"
 
 	"go.temporal.io/sdk/activity"
 
@@ -270,10 +269,8 @@ func cutPiece(s string, chars int) []string {
 
 func wordSet(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len([]rune(w)) > 2 {
-			out[w] = true
-		}
+	for w := range wordCounts(s) {
+		out[w] = true
 	}
 	return out
 }

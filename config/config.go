@@ -319,6 +319,7 @@ type Assembly struct {
 	VerifySourceChars int     `mapstructure:"verify_source_chars" json:"verify_source_chars"`
 	Synthesis         bool    `mapstructure:"synthesis" json:"synthesis"`
 	SectionFacts      int     `mapstructure:"section_facts" json:"section_facts"`
+	FactFollow        int     `mapstructure:"fact_follow" json:"fact_follow"`
 	SummaryChars      int     `mapstructure:"summary_chars" json:"summary_chars"`
 }
 

@@ -235,6 +235,7 @@ var params = []Param{
 	p("assembly.verify_batch_tokens", Int, 1200, 200, 1000000, "prompt tokens per verification call: a CPU model reads 1,200 tokens in about 20 s"),
 	p("assembly.synthesis", Bool, true, 0, 0, "outline, one prose paragraph per section from its extracted evidence sentences, closing summary (docs/citations.md); false = one composition per group"),
 	p("assembly.section_facts", Int, 6, 1, 100, "evidence sentences a section's paragraph is written from: six fit a 1,500-token context with room for the answer"),
+	p("assembly.fact_follow", Int, 1, 0, 5, "sentences after each picked evidence sentence that join it (within 400 characters): the answer often follows the sentence that names the subject (docs/citations.md)"),
 	p("assembly.summary_chars", Int, 3000, 200, 1000000, "chars of the sections the summary call reads (about 750 tokens)"),
 	p("assembly.verify_source_chars", Int, 600, 100, 100000, "evidence chars of the cited source shown per pair (the passages nearest the sentence)"),
 
@@ -267,7 +268,7 @@ var params = []Param{
 	p("temporal.max_payload_bytes", Int, 256<<10, 4096, 2<<20, "largest activity result or workflow payload; Temporal warns at 512 KiB and refuses 2 MiB"),
 	p("temporal.search_attributes", Bool, true, 0, 0, "upsert LetheStatus etc. each iteration (register them on the namespace first)"),
 	p("temporal.max_concurrent_activities", Int, 8, 1, 1000, "activities one worker runs at once on the default queue"),
-	p("temporal.max_concurrent_llm", Int, 1, 1, 1000, "LLM calls one worker runs at once: llama.cpp serves one prompt at a time"),
+	p("temporal.max_concurrent_llm", Int, 3, 1, 1000, "LLM calls one worker runs at once on temporal.llm_queue (unset queue: they share max_concurrent_activities): the local chat server decodes 3 prompts in one batch"),
 	p("temporal.max_concurrent_research", Int, 2, 1, 1000, "Fetch/Transcribe activities one worker runs at once (each drives a browser)"),
 	p("temporal.max_concurrent_workflow_tasks", Int, 16, 1, 1000, "workflow tasks one worker runs at once"),
 	// lane load (docs/scaling.md): poller counts per worker and queue

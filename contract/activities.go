@@ -367,6 +367,9 @@ type ComposeInput struct {
 	// evidence nearest to it (at most Facts of them; docs/citations.md).
 	Synthesis bool `json:"synthesis,omitempty"`
 	Facts     int  `json:"facts,omitempty"` // assembly.section_facts
+	// FactFollow is how many following sentences join each picked one
+	// (assembly.fact_follow; 0, a session recorded before it, joins none).
+	FactFollow int `json:"fact_follow,omitempty"`
 }
 
 // SummarizeInput asks for the report's closing summary.

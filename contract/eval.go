@@ -38,6 +38,9 @@ type EvalRecord struct {
 	Judge       float64 `json:"judge"`
 	JudgeReason string  `json:"judge_reason,omitempty"`
 	JudgeError  string  `json:"judge_error,omitempty"`
+	// CitationError is the last answer of the entailment judge that gave
+	// no verdict on a single claim (that claim is counted in Unjudged).
+	CitationError string `json:"citation_error,omitempty"`
 	// Citations: cited sentences and those the entailment check supports;
 	// factual sentences and those that cite.
 	Cited     int `json:"cited_sentences"`
@@ -193,5 +196,6 @@ type SystemStatus struct {
 	Judge     float64 `json:"judge"`    // mean so far
 	Cited     int     `json:"cited"`
 	Supported int     `json:"supported"`
+	Unjudged  int     `json:"unjudged"`
 	Tokens    int     `json:"tokens"`
 }

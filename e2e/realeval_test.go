@@ -29,6 +29,8 @@ import (
 // docs/eval.md, not of this test. Opt-in (LETHE_TEST_REAL_EVAL=1): .ci/run
 // runs it last (scripts/ci/post-50-real-models.sh), in place of
 // TestRealModelSession; scripts/eval-real-models.sh runs it by hand.
+// LETHE_TEST_EVAL_OUT keeps the outputs (table, records, plot) in a
+// directory of your choice instead of the test's temporary one.
 func TestRealModelEvaluation(t *testing.T) {
 	if os.Getenv("LETHE_TEST_REAL_EVAL") != "1" {
 		t.Skip("opt-in (LETHE_TEST_REAL_EVAL=1): scripts/eval-real-models.sh runs it, not make test")
@@ -61,7 +63,7 @@ func TestRealModelEvaluation(t *testing.T) {
 		"assembly.leaf_evidence": "8", "assembly.leaf_evidence_chars": "400", "assembly.done_evidence": "3",
 		"budget.max_iterations": strconv.Itoa(evalIterations), "budget.max_wall_clock": "4m",
 		"eval.answer_tokens": "384", "eval.top_k": "5", "eval.loop_k": "2", "eval.chunk_chars": "800",
-		"graph.path": filepath.Join(dir, "graph.db"), "eval.out_dir": filepath.Join(dir, "eval"),
+		"graph.path": filepath.Join(dir, "graph.db"), "eval.out_dir": realEnv("LETHE_TEST_EVAL_OUT", filepath.Join(dir, "eval")),
 		"temporal.task_queue": queue, "temporal.search_attributes": "true",
 	}
 	w := startWorker(t, params)

@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--ctx", type=int, default=8192, help="context window in tokens")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0 = all cores)")
+    ap.add_argument("--parallel", type=int, default=1,
+                    help="prompts decoded side by side in one batch (slots sharing one context window)")
     ap.add_argument("--dry", type=float, default=0.8,
                     help="default DRY repetition penalty multiplier (0 = off); requests may override")
     a = ap.parse_args()
@@ -43,8 +45,16 @@ def main():
         p.model_alias = {a.alias}
     p.hostnames = [a.host]
     p.port = a.port
-    p.n_ctx = a.ctx
-    p.n_parallel = 1            # one prompt at a time: the worker runs one LLM call at a time
+    # Each slot may hold a whole --ctx prompt, so the shared window is
+    # --ctx times the slots (KV memory: about 28 KB a token for this model).
+    p.n_ctx = a.ctx * max(1, a.parallel)
+    # Generation on a CPU is bound by reading the weights once per token, so
+    # several answers decoded in one batch cost little more than one. The
+    # slots share one unified context window rather than a slice each, so a
+    # single long prompt still fits.
+    p.n_parallel = max(1, a.parallel)
+    p.kv_unified = True
+    p.cont_batching = True
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
     p.cpuparams.poll = 0        # no busy-waiting between requests: idle means idle

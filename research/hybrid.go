@@ -21,9 +21,11 @@ type Embedder interface {
 }
 
 // DefaultRRFK is the constant k of reciprocal rank fusion, score = Σ
-// 1/(k + rank): 60, the value of Cormack, Clarke and Büttcher (SIGIR 2009),
-// which they found robust across collections; it keeps the top ranks of
-// either list from dominating the fusion.
+// 1/(k + rank), when the caller gives none: 60, the value of Cormack,
+// Clarke and Büttcher (SIGIR 2009). Sessions configure it
+// (research.corpus_rrf_k, default 10, measured in docs/research.md); this
+// fallback stays 60 because a session recorded before that parameter
+// existed carries no value, and it must keep selecting as it did.
 const DefaultRRFK = 60
 
 // DefaultRerankCandidates is how many BM25 passages the embedding model

@@ -17,7 +17,7 @@
 # Environment: LETHE_CACHE (~/.cache/lethe), MODELS_HOST (127.0.0.1),
 # MODELS_CHAT_PORT (8080), MODELS_EMBED_PORT (8081),
 # MODELS_CHAT_GGUF (a GGUF file of your own instead of the packaged one),
-# MODELS_THREADS (all cores), MODELS_PYTHON (python3).
+# MODELS_THREADS (all cores), MODELS_PARALLEL (3 chat slots), MODELS_PYTHON (python3).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${LETHE_CACHE:-$HOME/.cache/lethe}
@@ -219,7 +219,7 @@ start)
   threads=${MODELS_THREADS:-0}
   start_one chat "$chat_port" "$venv/bin/python" "$root/models/chat_server.py" \
     --gguf "$gguf" --alias "$(if [ -n "${MODELS_CHAT_GGUF:-}" ]; then basename "$gguf" .gguf; else echo "$chat_alias"; fi)" \
-    --host "$host" --port "$chat_port" --threads "$threads"
+    --host "$host" --port "$chat_port" --threads "$threads" --parallel "${MODELS_PARALLEL:-3}"
   start_one embed "$embed_port" "$venv/bin/python" "$root/models/embed_server.py" \
     --gguf "$embed_gguf" --host "$host" --port "$embed_port" --threads "$threads"
   ;;

@@ -133,7 +133,7 @@ func (s *session) composeGroups(ctx workflow.Context, groups [][]int, tokens []i
 			Sections: g, Part: i + 1, Parts: len(groups), MaxTokens: s.cfg.LLM.ComposeTokens,
 		}
 		if synthesis {
-			in.Synthesis, in.Facts = true, s.cfg.Assembly.SectionFacts
+			in.Synthesis, in.Facts, in.FactFollow = true, s.cfg.Assembly.SectionFacts, s.cfg.Assembly.FactFollow
 		}
 		wg.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {

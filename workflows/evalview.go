@@ -32,6 +32,7 @@ func (e *evaluation) progress() EvalProgress {
 			st.Judge += r.Judge
 			st.Cited += r.Cited
 			st.Supported += r.Supported
+			st.Unjudged += r.Unjudged
 			st.Tokens += r.PromptTokens + r.CompletionTokens
 		}
 		if st.Records > 0 {
@@ -62,9 +63,9 @@ func (e *evaluation) publish(ctx workflow.Context) {
 	if len(p.Running) > 0 {
 		fmt.Fprintf(&b, "; running: %s", strings.Join(p.Running, ", "))
 	}
-	b.WriteString("\n\n| system | scored | failed | correct (contains) | correct (judge) | citations supported | tokens |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n\n| system | scored | failed | correct (contains) | correct (judge) | citations supported | unjudged | tokens |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range p.Systems {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %d of %d | %d |\n", s.System, s.Records, s.Failed, s.Contains, s.Judge, s.Supported, s.Cited, s.Tokens)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %d of %d | %d | %d |\n", s.System, s.Records, s.Failed, s.Contains, s.Judge, s.Supported, s.Cited, s.Unjudged, s.Tokens)
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
 }

@@ -384,16 +384,23 @@ func printTable(w interface{ Write([]byte) (int, error) }, names []string, rows 
 // overflow p.maxChars cut to its best window for the query when p.minTrim
 // allows, the rest by relevance and novelty.
 func (e *engines) engine(ctx context.Context, q string, p params) ([]string, error) {
+	kept, _, err := e.engineChunks(ctx, q, p)
+	return kept, err
+}
+
+// engineChunks is engine with the search rank of the page each kept chunk
+// came from.
+func (e *engines) engineChunks(ctx context.Context, q string, p params) ([]string, []int, error) {
 	ps, _, err := e.c.SearchPassagesWith(ctx, q, p.k, research.SearchOptions{Candidates: p.candidates, RRFK: p.rrfK})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var chunks []string
 	var cands []research.ChunkCandidate
 	for i, ps := range ps {
 		d, err := e.c.Open(research.PassageURL(ps.Rel, ps.N))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		all, hit := research.WindowChunks(d, research.IngestChunkConfig(p.chunkChars))
 		for _, j := range research.WithHits(research.SelectChunks(all, q, p.embedded), hit) {
@@ -402,15 +409,15 @@ func (e *engines) engine(ctx context.Context, q string, p params) ([]string, err
 		}
 	}
 	if len(chunks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	qv, err := e.emb.Embed(ctx, llm.Query, []string{q})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vs, err := e.emb.Embed(ctx, llm.Document, chunks)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, v := range vs {
 		cands[i].Relevance = algebra.Cosine32(v, qv[0])
@@ -418,6 +425,7 @@ func (e *engines) engine(ctx context.Context, q string, p params) ([]string, err
 	sim := func(i, j int) float64 { return algebra.Cosine32(vs[i], vs[j]) }
 	seen := map[string]bool{}
 	var kept []string
+	var pages []int
 	o := research.SelectOptions{Lambda: p.lambda, MaxPerPage: p.perPage, MaxChars: p.maxChars, HitsInOrder: p.hitsInOrder, MinTrim: p.minTrim}
 	for _, pk := range research.SelectEvidence(cands, sim, o) {
 		t := chunks[pk.Index]
@@ -427,7 +435,8 @@ func (e *engines) engine(ctx context.Context, q string, p params) ([]string, err
 		if !seen[t] { // the store keeps a chunk once (content hash)
 			seen[t] = true
 			kept = append(kept, t)
+			pages = append(pages, cands[pk.Index].Page)
 		}
 	}
-	return kept, nil
+	return kept, pages, nil
 }

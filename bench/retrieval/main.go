@@ -13,7 +13,9 @@
 //
 // For each question it records the evidence recall (eval/questions
 // Evidence: the share of gold strings present in what was ingested) and
-// the characters ingested, and prints a Markdown table. It needs the
+// the characters ingested, and prints a Markdown table. With -facts it
+// prints fact recall instead: the share of gold strings held by the facts
+// a report section is written from, per fact scoring. It needs the
 // embedding server (scripts/models.sh start; -embed).
 //
 //	go run ./bench/retrieval -corpus /usr/share/doc/debian-reference-en/docs
@@ -67,14 +69,15 @@ func main() {
 	flag.BoolVar(&eo.hitsInOrder, "hits-in-order", def.IngestHitsInOrder, "engine: hits first in search order (research.ingest_hits_in_order)")
 	flag.IntVar(&eo.minTrim, "min-trim", def.IngestMinTrim, "engine: cut the overflowing chunk to its best window when this many characters are left (research.ingest_min_trim; 0: drop it)")
 	sweep := flag.Bool("sweep", false, "engine: print recall and characters per option set over a grid, on the odd and even halves of the questions")
+	facts := flag.Bool("facts", false, "print fact recall: the gold strings held by the facts a report section is written from (activities.ExtractFacts), per scoring")
 	flag.Parse()
-	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep); err != nil {
+	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep bool) error {
+func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep, facts bool) error {
 	ctx := context.Background()
 	qs, err := questions.DebianReference()
 	if err != nil {
@@ -124,6 +127,9 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages; %d questions\n", eng.stats.Docs, eng.stats.Passages, len(qs))
 	if sweep {
 		return runSweep(ctx, eng, qs, p, func() error { return emb.save(cache) })
+	}
+	if facts {
+		return runFacts(ctx, os.Stdout, eng, qs, p, verbose)
 	}
 	rows := map[string]*row{}
 	names := []string{"old", "bm25-5", "hybrid-5", "new-unmarked", "new", "engine"}

@@ -115,8 +115,12 @@ func Table(sums []Summary, records []Record) string {
 		switch {
 		case r.Failed:
 			note = "failed: " + r.Error
+		case r.JudgeError != "" && r.CitationError != "":
+			note = "judge: " + r.JudgeError + "; citations: " + r.CitationError
 		case r.JudgeError != "":
 			note = "judge: " + r.JudgeError
+		case r.CitationError != "":
+			note = "citations: " + r.CitationError
 		}
 		note = strings.ReplaceAll(cut(strings.Join(strings.Fields(note), " "), 120), "|", "\\|")
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %d (%d) | %d | %d (%d) | %.2f | %d | %d | %.0f | %s |\n",
