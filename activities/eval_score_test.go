@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestScoreCitations(t *testing.T) {
 		{Name: "grade", System: []string{"strict grader"}, Reply: `{"score": 1, "reason": "names xeyes"}`},
 	}})
 	t.Cleanup(model.Close)
-	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.judge_batch": "3"})
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.judge_batch": "3", "eval.out_dir": filepath.Join(t.TempDir(), "eval")})
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)
