@@ -235,7 +235,7 @@ var params = []Param{
 	p("assembly.verify_batch_tokens", Int, 1200, 200, 1000000, "prompt tokens per verification call: a CPU model reads 1,200 tokens in about 20 s"),
 	p("assembly.synthesis", Bool, true, 0, 0, "outline, one prose paragraph per section from its extracted evidence sentences, closing summary (docs/citations.md); false = one composition per group"),
 	p("assembly.section_facts", Int, 6, 1, 100, "evidence sentences a section's paragraph is written from: six fit a 1,500-token context with room for the answer"),
-	p("assembly.fact_follow", Int, 1, 0, 5, "sentences after each picked evidence sentence that join it (within 400 characters): the answer often follows the sentence that names the subject (docs/citations.md)"),
+	p("assembly.fact_follow", Int, 3, 0, 5, "sentences after each picked evidence sentence that join it (within 400 characters): the answer often follows the sentence that names the subject; 3 held the most gold strings on both halves of the question set (docs/research.md, Fact recall)"),
 	p("assembly.summary_chars", Int, 3000, 200, 1000000, "chars of the sections the summary call reads (about 750 tokens)"),
 	p("assembly.verify_source_chars", Int, 600, 100, 100000, "evidence chars of the cited source shown per pair (the passages nearest the sentence)"),
 
