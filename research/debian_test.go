@@ -3,9 +3,12 @@ package research
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/internal/lethetest"
 )
@@ -137,4 +140,54 @@ func TestCorpusDebianReferencePDF(t *testing.T) {
 	if !found {
 		t.Errorf("the PDF is not among the hits: %+v", hits)
 	}
+}
+
+// TestExtractKeepsGoldStrings: every gold string of the evaluation
+// question set (eval/questions) occurs in what ExtractHTML keeps of the
+// Debian Reference. Readability used to drop two link-heavy package
+// tables, and with them "mkpasswd" (ch04) and "etckeeper" (ch09): 89 of
+// 91 (extract_tables.go).
+func TestExtractKeepsGoldStrings(t *testing.T) {
+	lethetest.Need(t, lethetest.DebianDocs)
+	root := ""
+	for _, d := range debianReferenceDirs {
+		if _, err := os.Stat(filepath.Join(d, "ch01.en.html")); err == nil {
+			root = d
+			break
+		}
+	}
+	if root == "" {
+		lethetest.Missing(t, lethetest.DebianDocs, "debian-reference-en is not installed (apt-get install debian-reference-en)")
+	}
+	files, err := filepath.Glob(filepath.Join(root, "*.en.html"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no pages in %s: %v", root, err)
+	}
+	var all strings.Builder
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ExtractHTML(r, "file://"+f)
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		all.WriteString(strings.ToLower(d.Text) + "\n")
+	}
+	qs, err := questions.DebianReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, n := all.String(), 0
+	for _, q := range qs {
+		for _, g := range q.Gold {
+			n++
+			if !slices.ContainsFunc(strings.Split(g, "|"), func(alt string) bool { return strings.Contains(text, strings.ToLower(alt)) }) {
+				t.Errorf("%s: gold string %q is not in the extracted text", q.ID, g)
+			}
+		}
+	}
+	t.Logf("%d gold strings of %d questions checked over %d pages", n, len(qs), len(files))
 }

@@ -60,6 +60,7 @@ func (l Limits) ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 	base := htmlBase(root, baseURL)
 	unwrapPlaceholders(root)
 	boundTitles(root, l)
+	holdTableLinks(root) // extract_tables.go: data tables are content, however linky
 	// readability resolves relative links against the page URL itself; with
 	// <base href> honoured here first, both agree.
 	parser := readability.NewParser()
@@ -69,6 +70,7 @@ func (l Limits) ExtractHTML(r io.Reader, baseURL string) (Document, error) {
 	}
 	doc.Title = art.Title()
 	if art.Node != nil {
+		releaseTableLinks(art.Node)
 		w := &markdownWriter{links: linkCollector{base: base, self: stripFragment(baseURL), seen: map[string]bool{}, maxURL: l.MaxURLBytes}}
 		w.block(art.Node)
 		doc.Text = tidyText(w.out.String())

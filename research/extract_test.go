@@ -1,7 +1,9 @@
 package research
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +243,43 @@ func TestExtractHTMLHostileShapes(t *testing.T) {
 	doc, err := ExtractHTML(strings.NewReader(invisible), "https://x.example/")
 	if err != nil || strings.TrimSpace(doc.Text) != "" {
 		t.Errorf("invisible page: %v %.200q", err, doc.Text)
+	}
+}
+
+// TestExtractDataTableLinks: a section that is mostly a package table of
+// links (the Debian Reference's shape) keeps the table, and the table's
+// links come out with their real targets, never the placeholder they
+// carry while readability runs (extract_tables.go).
+func TestExtractDataTableLinks(t *testing.T) {
+	var rows strings.Builder
+	for _, p := range []string{"whois", "openssl", "pwgen", "makepasswd", "apg"} {
+		fmt.Fprintf(&rows, `<tr><td><a href="https://packages.debian.org/sid/%[1]s">%[1]s</a></td><td><a href="https://qa.debian.org/popcon.php?p=%[1]s">V:28, I:307</a></td>`+
+			`<td><a href="https://packages.qa.debian.org/%[1]s.html">380</a></td><td><code>cmd-%[1]s</code></td><td>generates passwords</td></tr>`, p)
+	}
+	page := `<html><head><title>Authentication</title></head><body>
+<div class="navheader"><table><tr><th colspan="3">Chapter 4</th></tr><tr><td><a href="ch03.html">Prev</a></td><td></td><td><a href="ch05.html">Next</a></td></tr></table></div>
+<div class="chapter"><h1>Chapter 4. Authentication</h1>
+<div class="section"><h2>4.1 Passwords</h2><p>` + strings.Repeat("A good password is long, and it is never a word of a dictionary, a name or a date. ", 12) + `</p></div>
+<div class="section"><h2>4.4 Creating encrypted password</h2><p>There are independent tools to <a href="https://en.wikipedia.org/wiki/Salt">generate encrypted passwords with salt</a>.</p>
+<div class="table"><p class="title"><b>Table 4.4. List of tools to generate password</b></p><div class="table-contents">
+<table summary="List of tools to generate password"><thead><tr><th>package</th><th>popcon</th><th>size</th><th>command</th><th>function</th></tr></thead><tbody>` + rows.String() + `</tbody></table></div></div></div>
+</div></body></html>`
+	d, err := ExtractHTML(strings.NewReader(page), "https://www.debian.org/doc/ch04.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Text, "cmd-pwgen") {
+		t.Errorf("the package table was dropped:\n%s", d.Text)
+	}
+	if !slices.Contains(d.Links, "https://packages.debian.org/sid/pwgen") {
+		t.Errorf("a table link lost its target: %q", d.Links)
+	}
+	for _, l := range d.Links {
+		if strings.Contains(l, "lethe-table-link") {
+			t.Errorf("placeholder target in the links: %q", l)
+		}
+	}
+	if strings.Contains(d.Text, "Prev") {
+		t.Errorf("the navigation header came back:\n%s", d.Text)
 	}
 }
