@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +32,9 @@ import (
 // runs it last (scripts/ci/post-50-real-models.sh), in place of
 // TestRealModelSession; scripts/eval-real-models.sh runs it by hand.
 // LETHE_TEST_EVAL_OUT keeps the outputs (table, records, plot) in a
-// directory of your choice instead of the test's temporary one.
+// directory of your choice instead of the test's temporary one;
+// LETHE_TEST_JUDGE_URL sends the judge's calls to another chat server
+// (eval.judge_base_url); LETHE_TEST_EVAL_IDS picks questions by id.
 func TestRealModelEvaluation(t *testing.T) {
 	if os.Getenv("LETHE_TEST_REAL_EVAL") != "1" {
 		t.Skip("opt-in (LETHE_TEST_REAL_EVAL=1): scripts/eval-real-models.sh runs it, not make test")
@@ -48,7 +52,7 @@ func TestRealModelEvaluation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var qs []contract.EvalQuestion
-	for _, q := range questions.Stratified(all, n) {
+	for _, q := range evalQuestions(t, all, n) {
 		qs = append(qs, contract.EvalQuestion(q))
 	}
 	dir := t.TempDir()
@@ -65,6 +69,9 @@ func TestRealModelEvaluation(t *testing.T) {
 		"eval.answer_tokens": "384", "eval.top_k": "5", "eval.loop_k": "2", "eval.chunk_chars": "800",
 		"graph.path": filepath.Join(dir, "graph.db"), "eval.out_dir": realEnv("LETHE_TEST_EVAL_OUT", filepath.Join(dir, "eval")),
 		"temporal.task_queue": queue, "temporal.search_attributes": "true",
+	}
+	if judge := os.Getenv("LETHE_TEST_JUDGE_URL"); judge != "" {
+		params["eval.judge_base_url"] = judge
 	}
 	w := startWorker(t, params)
 	c := dial(t)
@@ -129,6 +136,25 @@ func TestRealModelEvaluation(t *testing.T) {
 			t.Errorf("%s made no model calls: %+v", s.System, s)
 		}
 	}
+}
+
+// evalQuestions is the stratified subset of n questions, or the
+// questions LETHE_TEST_EVAL_IDS names (comma-separated ids), so that a
+// second model can be measured on the questions of an earlier run.
+func evalQuestions(t *testing.T, all []questions.Question, n int) []questions.Question {
+	ids := os.Getenv("LETHE_TEST_EVAL_IDS")
+	if ids == "" {
+		return questions.Stratified(all, n)
+	}
+	var out []questions.Question
+	for _, id := range strings.Split(ids, ",") {
+		i := slices.IndexFunc(all, func(q questions.Question) bool { return q.ID == strings.TrimSpace(id) })
+		if i < 0 {
+			t.Fatalf("LETHE_TEST_EVAL_IDS: no question %q", id)
+		}
+		out = append(out, all[i])
+	}
+	return out
 }
 
 // evalIterations is the iteration budget of each lethe session of the
