@@ -463,18 +463,28 @@ func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system
 // ("See [1].") may match an instruction by chance.
 const echoMinChars = 20
 
-var markerRe = regexp.MustCompile(`\[[^\]\n]{0,40}\]|%[sd]`)
+var (
+	markerRe = regexp.MustCompile(`\[[^\]\n]{0,40}\]|%[sd]`)
+	// draftRe finds a sentence about the draft itself ("The draft cites
+	// sources [1] and [2] to support the claims."): the repair requests'
+	// word for the model's own text, which no report sentence needs.
+	draftRe = regexp.MustCompile(`(?i)\b(the|this|my|your|previous) draft\b`)
+)
 
 // dropEchoes removes the sentences of text that occur in one of the
 // instructions, both compared without their bracketed markers ([3],
-// [unverified], a format verb) and with spaces and case folded. Headings
-// and lines without such a sentence are kept as they are.
+// [unverified], a format verb) and with spaces and case folded, and the
+// sentences that talk about the draft. Headings and lines without such a
+// sentence are kept as they are.
 func dropEchoes(text string, instructions ...string) string {
 	norm := make([]string, len(instructions))
 	for i, s := range instructions {
 		norm[i] = normalizeSpace(markerRe.ReplaceAllString(s, " "))
 	}
 	echo := func(sent string) bool {
+		if draftRe.MatchString(sent) {
+			return true
+		}
 		t := normalizeSpace(markerRe.ReplaceAllString(sent, " "))
 		if len(t) < echoMinChars {
 			return false

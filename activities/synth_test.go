@@ -119,6 +119,11 @@ func TestDropEchoes(t *testing.T) {
 	if got != want {
 		t.Errorf("dropEchoes:\n got %q\nwant %q", got, want)
 	}
+	// The same request in the model's own words (dr-029, the next run).
+	meta := "The protocol can be Wayland or X11 [1]. The draft cites sources [1] and [2] to support the claims."
+	if got := dropEchoes(meta, synthSystem, sectionReminder, invalidFix, fix); got != "The protocol can be Wayland or X11 [1]." {
+		t.Errorf("a sentence about the draft was kept: %q", got)
+	}
 	if got := dropEchoes("Use only the facts given in the manual [1].", synthSystem); got != "Use only the facts given in the manual [1]." {
 		t.Errorf("a sentence that only shares words with the instruction was dropped: %q", got)
 	}
