@@ -199,14 +199,15 @@ func factScores(focus string, pieces []piece, overlap bool) []float64 {
 }
 
 // followOn is piece i's text joined by up to o.Follow next pieces of the
-// same source that are not headings, not already used and keep the fact
-// within o.MaxChars. A piece cut with "…" takes no continuation: the fact
+// same source that are not headings or table rows (a real report's
+// paragraph filled up with "| The source package | … |" cells), not
+// already used and keep the fact within o.MaxChars. A piece cut with "…" takes no continuation: the fact
 // must stay a contiguous span of its source for the containment check.
 func followOn(pieces []piece, i int, o FactOptions, used map[int]bool) string {
 	text := pieces[i].text
 	for j := i + 1; j <= i+o.Follow && j < len(pieces); j++ {
 		p := pieces[j]
-		if p.n != pieces[i].n || used[j] || strings.HasPrefix(p.text, "#") || strings.HasSuffix(text, "…") ||
+		if p.n != pieces[i].n || used[j] || strings.HasPrefix(p.text, "#") || strings.HasPrefix(p.text, "|") || strings.HasSuffix(text, "…") ||
 			len([]rune(text))+1+len([]rune(p.text)) > o.MaxChars {
 			break
 		}

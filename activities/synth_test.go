@@ -100,6 +100,11 @@ func TestExtractFactsAnswerFollows(t *testing.T) {
 			}
 		}
 	}
+	// A table row does not continue a sentence.
+	table := map[int]string{1: "Debian source packages come in three files that dpkg-source unpacks together.\n| The source package (description) | package-name_upstream-version-debian.revision.dsc |\n| Tip | Here only the basic formats are described. |"}
+	if fs := ExtractFacts("source packages files dpkg-source", table, FactOptions{K: 1, MaxChars: 400, Follow: 3}); len(fs) != 1 || strings.Contains(fs[0].Text, "|") {
+		t.Errorf("table rows joined a fact: %v", fs)
+	}
 	// The continuation stays within MaxChars.
 	for _, f := range ExtractFacts(focus, ev, FactOptions{K: 5, MaxChars: 160, Follow: 2}) {
 		if n := len([]rune(f.Text)); n > 160 {
