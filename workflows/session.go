@@ -177,6 +177,7 @@ func (s *session) loop(ctx workflow.Context, stopCh workflow.ReceiveChannel) (st
 		if reason := s.checkTermination(ctx); reason != "" {
 			return reason, nil
 		}
+		s.seedSearch(ctx)
 		reason, err := s.iterate(ctx)
 		if err != nil {
 			return "", err

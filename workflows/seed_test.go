@@ -1,0 +1,65 @@
+package workflows_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lethe-research/lethe/din"
+	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/workflows"
+)
+
+// ownKnowledge is a small model's first turn that never searches: it
+// completes the root from what it believes (evaluation question dr-053).
+const ownKnowledge = `{"ops":[{"op":"complete","task":"root","result":"Solid-state batteries fail when lithium dendrites grow through the solid electrolyte.","embed_text":"battery failure"}]}`
+
+// TestSeedSearch: with research.seed_search on, a session searches its
+// goal before the model's first turn, so a model that never asks for a
+// search still has evidence, its first DIN-Read shows that evidence, and
+// the report cites the corpus. Off, the same model reads nothing.
+func TestSeedSearch(t *testing.T) {
+	on := runSession(t, llmtest.Script{Default: ownKnowledge}, map[string]string{"research.seed_search": "true"})
+	if on.err != nil {
+		t.Fatal(on.err)
+	}
+	if on.res.Stats.WebSearches != 1 || on.res.Evidence == 0 {
+		t.Fatalf("seeded session: %d searches, %d evidence; want 1 search and evidence", on.res.Stats.WebSearches, on.res.Evidence)
+	}
+	p := chatPrompts(on.llm)
+	if len(p) == 0 || strings.Contains(p[0], din.UnresearchedHint) || !regexp.MustCompile(`(?m)^E e\d+ `).MatchString(p[0]) {
+		t.Fatalf("the first DIN-Read should show the seed's evidence and no unresearched hint:\n%s", p[0])
+	}
+	if !strings.Contains(on.res.Report, "corpus://") {
+		t.Errorf("the seeded report has no corpus source:\n%s", on.res.Report)
+	}
+
+	off := runSession(t, llmtest.Script{Default: ownKnowledge}, map[string]string{"research.seed_search": "false"})
+	if off.err != nil {
+		t.Fatal(off.err)
+	}
+	if off.res.Stats.WebSearches != 0 || off.res.Evidence != 0 {
+		t.Fatalf("unseeded session: %d searches, %d evidence; want none", off.res.Stats.WebSearches, off.res.Evidence)
+	}
+}
+
+// TestSeedSearchIsNotRepeated: a model whose first turn asks for the goal
+// itself gets the seed's query dedup, not a second identical search.
+func TestSeedSearchIsNotRepeated(t *testing.T) {
+	script := llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "search-goal", Match: []string{`(?m)^=GOAL`}, Not: []string{`(?m)^T answer `},
+			Reply: `{"ops":[{"op":"call","task":"root","tool":"web_search","args":{"query":"` + goal + `"}},{"op":"create","id":"answer","description":"Summarise the failure modes","embed_text":"failure modes"}]}`},
+		{Name: "done", Reply: ownKnowledge},
+	}}
+	r := runSession(t, script, map[string]string{"research.seed_search": "true", "budget.max_iterations": "3"})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Stats.WebSearches != 1 || r.res.Stats.DuplicateCalls != 1 {
+		t.Fatalf("%d searches, %d duplicate calls; want the seed only and the model's repeat skipped (rules %v)",
+			r.res.Stats.WebSearches, r.res.Stats.DuplicateCalls, rulesUsed(r.llm))
+	}
+	if r.res.StopReason == workflows.StopModelUnavailable {
+		t.Fatalf("stop %q", r.res.StopReason)
+	}
+}
