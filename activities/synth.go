@@ -237,6 +237,7 @@ const (
 // synthSystem is the section-writing instruction.
 const synthSystem = `You write one section of a research report as a paragraph of prose, in your own words, from numbered facts.
 Use only the facts given. End each sentence with the source number of the fact it comes from, like [2]. Never invent a number.
+Copy names, commands, package names, file paths, options and numbers exactly as the facts write them.
 No heading, no list, no quotes of whole facts, no source list.`
 
 // composeSection writes one section (in.Sections[0]) from its extracted
@@ -313,7 +314,7 @@ func factsParagraph(facts []Fact) string {
 }
 
 const summarySystem = `You write the closing summary of a research report: 2 to 4 sentences that answer the goal from the report.
-Use only what the report says. Keep the source numbers like [2] of the sentences you use. No heading, no list.`
+Use only what the report says. Keep the source numbers like [2] of the sentences you use, and names, commands, file paths and numbers exactly as the report writes them. No heading, no list.`
 
 // Summarize writes the report's closing summary from its sections. Its
 // citations are checked against the sections' sources like a composed
