@@ -111,6 +111,8 @@ type SessionState struct {
 	// (workflows.changedNothing); NoOpTask is the task of the last one.
 	NoOps    int    `json:"no_ops,omitempty"`
 	NoOpTask string `json:"no_op_task,omitempty"`
+	// Seeded: the seed search of the goal has run (workflows.seedSearch).
+	Seeded bool `json:"seeded,omitempty"`
 }
 
 // TokensUsed is what budget.max_tokens limits: chat tokens of every call

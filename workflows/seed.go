@@ -18,15 +18,18 @@ const changeSeedSearch = "seed-search"
 // such a session read nothing and its report cited nothing
 // (docs/eval.md). The query is recorded like a model's, so a model that
 // asks for the same search later is told it is a duplicate instead of
-// running it twice.
-func (s *session) seedSearch(ctx workflow.Context) {
-	if s.st.Iteration != 0 || s.st.Stats.WebSearches != 0 {
-		return
+// running it twice. It reports whether it ran: the loop then checks its
+// termination again (a stop or an outage during the seed).
+func (s *session) seedSearch(ctx workflow.Context) bool {
+	if s.st.Seeded || s.st.Iteration != 0 || s.st.Stats.WebSearches != 0 {
+		return false
 	}
 	if workflow.GetVersion(ctx, changeSeedSearch, workflow.DefaultVersion, 1) != 1 || !s.cfg.Research.SeedSearch {
-		return
+		return false
 	}
+	s.st.Seeded = true
 	call := contract.ToolCall{Task: contract.RootShortID, Tool: "web_search", Query: s.in.Goal}
 	n := s.runCalls(ctx, 0, []contract.ToolCall{call}, false)
 	s.log.Info("seed search of the goal done", "new_evidence", n)
+	return true
 }

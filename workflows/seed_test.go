@@ -1,9 +1,13 @@
 package workflows_test
 
 import (
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -61,5 +65,35 @@ func TestSeedSearchIsNotRepeated(t *testing.T) {
 	}
 	if r.res.StopReason == workflows.StopModelUnavailable {
 		t.Fatalf("stop %q", r.res.StopReason)
+	}
+}
+
+// TestStopDuringSeedSearch: a stop that arrives while the seed search
+// waits for a down embedding server ends the wait, and the session
+// assembles without asking the model for a first turn.
+func TestStopDuringSeedSearch(t *testing.T) {
+	embeds := 0
+	r := runFaulty(t, "battery_root_done", map[string]string{"research.seed_search": "true"}, func(chat int, req *http.Request) bool {
+		if !isEmbed(req) {
+			return false
+		}
+		embeds++
+		return embeds > 2 // up for the bootstrap, down from the seed's research on
+	}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalStop, nil) }, 5*time.Minute)
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.StopReason != workflows.StopRequested || r.res.Iterations != 0 {
+		t.Fatalf("stop %q after %d iterations, want stop_requested after 0", r.res.StopReason, r.res.Iterations)
+	}
+	for _, p := range chatPrompts(r.llm) {
+		if strings.Contains(p, "=GOAL") {
+			t.Fatalf("the model was asked for a turn after the stop:\n%s", p)
+		}
+	}
+	if w := r.res.ModelWaitedS; w < 60 || w > 900 {
+		t.Fatalf("waited %.0f s: the stop (at 5 min) did not end the seed's wait", w)
 	}
 }

@@ -177,7 +177,9 @@ func (s *session) loop(ctx workflow.Context, stopCh workflow.ReceiveChannel) (st
 		if reason := s.checkTermination(ctx); reason != "" {
 			return reason, nil
 		}
-		s.seedSearch(ctx)
+		if s.seedSearch(ctx) {
+			continue
+		}
 		reason, err := s.iterate(ctx)
 		if err != nil {
 			return "", err
