@@ -206,7 +206,11 @@ func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 		stopped := time.Now()
 		n.script(t, "stop", n.dir)
 		g.release() // the next store call meets a stopped server
-		time.Sleep(3 * time.Second)
+		// Down longer than the driver's own retries of a transaction
+		// (graph/neo4j: 8 s, plus a 5 s connect timeout), so the outage
+		// reaches the activity: at 3 s a restart that came up fast was
+		// absorbed inside the driver and no activity saw it.
+		time.Sleep(15 * time.Second)
 		n.script(t, "start", n.dir, n.uri[strings.LastIndex(n.uri, ":")+1:])
 		down = time.Since(stopped)
 	})
