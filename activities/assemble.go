@@ -467,8 +467,11 @@ var (
 	markerRe = regexp.MustCompile(`\[[^\]\n]{0,40}\]|%[sd]`)
 	// draftRe finds a sentence about the draft itself ("The draft cites
 	// sources [1] and [2] to support the claims."): the repair requests'
-	// word for the model's own text, which no report sentence needs.
-	draftRe = regexp.MustCompile(`(?i)\b(the|this|my|your|previous) draft\b`)
+	// word for the model's own text, which no report sentence needs. A
+	// sentence about source numbers talks about the instructions too:
+	// "This statement ends with source number [1] as it directly cites the
+	// fact…" closed a dr-003 section.
+	draftRe = regexp.MustCompile(`(?i)\b(the|this|my|your|previous) draft\b|\bsource numbers?\b`)
 )
 
 // dropEchoes removes the sentences of text that occur in one of the

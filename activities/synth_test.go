@@ -129,6 +129,11 @@ func TestDropEchoes(t *testing.T) {
 	if got := dropEchoes(meta, synthSystem, sectionReminder, invalidFix, fix); got != "The protocol can be Wayland or X11 [1]." {
 		t.Errorf("a sentence about the draft was kept: %q", got)
 	}
+	// A sentence about the source numbers (dr-003, this stop's run).
+	numbers := "Run update-alternatives --config editor [1]. This statement ends with source number [1] as it directly cites the fact about it."
+	if got := dropEchoes(numbers, synthSystem, sectionReminder); got != "Run update-alternatives --config editor [1]." {
+		t.Errorf("a sentence about source numbers was kept: %q", got)
+	}
 	if got := dropEchoes("Use only the facts given in the manual [1].", synthSystem); got != "Use only the facts given in the manual [1]." {
 		t.Errorf("a sentence that only shares words with the instruction was dropped: %q", got)
 	}

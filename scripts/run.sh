@@ -69,6 +69,21 @@ if ! (exec 3<>/dev/tcp/127.0.0.1/7233) 2>/dev/null; then
 fi
 go build -o "$dir/worker" ./worker && go build -o "$dir/starter" ./starter
 "$dir/worker" >"$dir/worker.log" 2>&1 &
-pids+=($!)
+worker=$!
+pids+=("$worker")
 echo "worker log: $dir/worker.log" >&2
-"$dir/starter" -goal "$goal" -output "$dir/report.md"
+# The starter waits for the session's result; a worker that exits (a port
+# in use, a setting it refuses) would leave it waiting for ever, so the
+# script watches both and says why.
+"$dir/starter" -goal "$goal" -output "$dir/report.md" &
+starter=$!
+pids+=("$starter")
+while kill -0 "$starter" 2>/dev/null; do
+  if ! kill -0 "$worker" 2>/dev/null; then
+    echo "the worker exited before the session ended; the end of $dir/worker.log:" >&2
+    tail -n 15 "$dir/worker.log" >&2
+    exit 1
+  fi
+  sleep 1
+done
+wait "$starter"
