@@ -274,7 +274,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	if err != nil {
 		return ComposeResult{}, err
 	}
-	para := Prose(text)
+	para := dropRepeats(Prose(text))
 	if len(citedNumbers(para)) == 0 {
 		para = factsParagraph(facts)
 	}
@@ -345,7 +345,33 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		logger(ctx, in.SessionID).Warn("summary answer is not prose; the report has none", "answer", truncate(t, 200))
 		return res, nil
 	}
-	res.Markdown = Prose(text)
+	res.Markdown = dropRepeats(Prose(text))
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
 }
+
+// dropRepeats removes the sentences of a paragraph that repeat an earlier
+// one (markers aside, spaces and case folded): a small model's paragraph
+// sometimes says its three sentences twice (dr-010). The first keeps the
+// repeat's citations when it had none of its own.
+func dropRepeats(para string) string {
+	pieces := splitPassage(para, 0)
+	seen := map[string]int{}
+	kept := make([]string, 0, len(pieces))
+	for _, p := range pieces {
+		k := strings.Join(strings.FieldsFunc(strings.ToLower(markerRe.ReplaceAllString(p, " ")), notWordRune), " ")
+		i, dup := seen[k]
+		switch {
+		case len(k) < echoMinChars:
+			kept = append(kept, p)
+		case !dup:
+			seen[k] = len(kept)
+			kept = append(kept, p)
+		case len(citedNumbers(kept[i])) == 0 && len(citedNumbers(p)) > 0:
+			kept[i] = p
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }

@@ -138,3 +138,20 @@ func TestDropEchoes(t *testing.T) {
 		t.Errorf("a sentence that only shares words with the instruction was dropped: %q", got)
 	}
 }
+
+// TestDropRepeats: a paragraph that says its sentences twice (dr-010) keeps
+// each once, with the citation the repeat carried; short pieces (a lone
+// marker) and different sentences stay.
+func TestDropRepeats(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"There is no need to set it. When newer packages come, APT upgrades. There is no need to set it. When newer packages come, APT upgrades. [1]",
+			"There is no need to set it. When newer packages come, APT upgrades. [1]"},
+		{"APT reads /etc/apt/preferences first. APT reads /etc/apt/preferences first [2].", "APT reads /etc/apt/preferences first [2]."},
+		{"Pinning uses priorities [1]. Pinning uses priorities. Blocking uses -1 [2].", "Pinning uses priorities [1]. Blocking uses -1 [2]."},
+		{"One sentence here [1]. Another sentence there [2].", "One sentence here [1]. Another sentence there [2]."},
+	} {
+		if got := dropRepeats(c.in); got != c.want {
+			t.Errorf("dropRepeats(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
