@@ -127,23 +127,42 @@ func preorder(outline []graph.TaskNode) []walkNode {
 	return out
 }
 
-// sectionTask is a task that may give a section, and whether its evidence
-// is shown raw (a leaf, or every task in the fallback).
+// sectionTask is a task that may give a section, whether its evidence is
+// shown raw (a leaf, or every task in the fallback), and the task whose
+// evidence it shows: itself, or for a DONE task that holds none, its
+// nearest ancestor that does.
 type sectionTask struct {
-	id  string
-	raw bool
+	id   string
+	raw  bool
+	from string
 }
 
 // sectionTasks keeps, in walk order, the tasks that can give a section: a
 // DONE task (its result; a blank one gives nothing unless raw) and a raw
-// task that holds evidence.
+// task that holds evidence. A DONE task without evidence of its own was
+// answered from the context its ancestors' research gave it (the seed
+// search holds its evidence on the root, docs/seed-search.md), so its
+// section shows the nearest such ancestor's evidence, and its facts and
+// citations come from there instead of from the model alone.
 func sectionTasks(walk []walkNode, evidence map[string]int, inner bool) []sectionTask {
+	parent := make(map[string]string, len(walk))
+	for _, n := range walk {
+		parent[n.ShortID] = n.Parent
+	}
 	var out []sectionTask
 	for _, n := range walk {
 		raw := inner || n.leaf
-		if n.Status == graph.Done || (raw && evidence[n.ShortID] > 0) {
-			out = append(out, sectionTask{id: n.ShortID, raw: raw})
+		if n.Status != graph.Done && !(raw && evidence[n.ShortID] > 0) {
+			continue
 		}
+		from := n.ShortID
+		for n.Status == graph.Done && evidence[from] == 0 && parent[from] != "" {
+			from = parent[from]
+		}
+		if evidence[from] == 0 {
+			from = n.ShortID
+		}
+		out = append(out, sectionTask{id: n.ShortID, raw: raw, from: from})
 	}
 	return out
 }
@@ -154,14 +173,18 @@ func (c *collector) sections(ctx context.Context, todo []sectionTask) error {
 	for lo := 0; lo < len(todo); lo += taskPage {
 		page := todo[lo:min(lo+taskPage, len(todo))]
 		ids := make([]string, len(page))
+		var froms []string
 		for i, p := range page {
 			ids[i] = p.id
+			if p.from != p.id && !slices.Contains(froms, p.from) {
+				froms = append(froms, p.from)
+			}
 		}
 		ts, err := c.a.Store.TasksByIDs(ctx, c.session, ids)
 		if err != nil {
 			return fmt.Errorf("collect tasks: %w", err)
 		}
-		ev, err := c.a.Store.EvidenceOfTasks(ctx, c.session, ids)
+		ev, err := c.a.Store.EvidenceOfTasks(ctx, c.session, append(slices.Clone(ids), froms...))
 		if err != nil {
 			return fmt.Errorf("collect evidence: %w", err)
 		}
@@ -174,7 +197,7 @@ func (c *collector) sections(ctx context.Context, todo []sectionTask) error {
 			if !ok {
 				continue // deleted since the outline was read (a reset): nothing to show
 			}
-			c.section(t, supporting(ev, t.ID), p.raw)
+			c.section(t, supporting(ev, graph.TaskID(c.session, p.from)), p.raw)
 		}
 	}
 	return nil

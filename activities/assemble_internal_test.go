@@ -43,25 +43,34 @@ func collectWhole(ctx context.Context, a *Activities, in CollectInput) (CollectR
 		out.RootDone, out.RootResult = true, root.ResultSummary
 	}
 	c := collector{a: a, cfg: orDefault(in.Assembly, config.Defaults().Assembly), session: in.SessionID, sources: map[string]int{}}
-	var walk func(t graph.Task, inner bool) error
-	walk = func(t graph.Task, inner bool) error {
+	// above is the evidence of the nearest ancestor that holds some: a DONE
+	// task without evidence of its own shows it.
+	var walk func(t graph.Task, inner bool, above []graph.Evidence) error
+	walk = func(t graph.Task, inner bool, above []graph.Evidence) error {
 		ev, err := a.Store.Evidence(ctx, in.SessionID, t.ShortID)
 		if err != nil {
 			return err
 		}
-		c.section(t, ev, inner || len(children[t.ID]) == 0)
+		shown := ev
+		if len(ev) == 0 && t.Status == graph.Done {
+			shown = above
+		}
+		c.section(t, shown, inner || len(children[t.ID]) == 0)
+		if len(ev) > 0 {
+			above = ev
+		}
 		for _, ch := range children[t.ID] {
-			if err := walk(ch, inner); err != nil {
+			if err := walk(ch, inner, above); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(root, false); err != nil {
+	if err := walk(root, false, nil); err != nil {
 		return CollectResult{}, sectionsDoc{}, err
 	}
 	if len(c.secs) == 0 {
-		if err := walk(root, true); err != nil {
+		if err := walk(root, true, nil); err != nil {
 			return CollectResult{}, sectionsDoc{}, err
 		}
 	}

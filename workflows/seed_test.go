@@ -97,3 +97,40 @@ func TestStopDuringSeedSearch(t *testing.T) {
 		t.Fatalf("waited %.0f s: the stop (at 5 min) did not end the seed's wait", w)
 	}
 }
+
+// TestSeededSubtasksCiteTheSeed: a model that plans two subtasks on the
+// seed's evidence and completes them without searching (the 1.5B model on
+// dr-029) gets sections that state and cite what the seed read, not only
+// its own uncited results: a DONE task without evidence shows its nearest
+// researched ancestor's.
+func TestSeededSubtasksCiteTheSeed(t *testing.T) {
+	script := llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "plan", Match: []string{`(?m)^=GOAL`}, Not: []string{`(?m)^T dendrites `},
+			Reply: `{"ops":[{"op":"create","id":"dendrites","description":"How do lithium dendrites short the cell","embed_text":"lithium dendrites short circuit"},{"op":"create","id":"interface","description":"How does the cathode interface degrade","embed_text":"cathode interface degradation"}]}`},
+		{Name: "dendrites-done", Match: []string{`^YOUR TASK: \[dendrites\]`},
+			Reply: `{"ops":[{"op":"complete","task":"dendrites","result":"Dendrites grow through the electrolyte.","embed_text":"dendrites"}]}`},
+		{Name: "interface-done", Match: []string{`^YOUR TASK: \[interface\]`},
+			Reply: `{"ops":[{"op":"complete","task":"interface","result":"The interface degrades.","embed_text":"interface"}]}`},
+		{Name: "prose", Reply: "The section cites nothing."},
+	}}
+	r := runSession(t, script, map[string]string{"research.seed_search": "true", "budget.max_iterations": "4"})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Stats.WebSearches != 1 {
+		t.Fatalf("%d searches, want the seed only; rules %v", r.res.Stats.WebSearches, rulesUsed(r.llm))
+	}
+	body, _, _ := strings.Cut(r.res.Report, "\n## Sources")
+	for _, title := range []string{"## How do lithium dendrites short the cell", "## How does the cathode interface degrade"} {
+		_, sec, ok := strings.Cut(body, title)
+		if !ok {
+			t.Fatalf("no section %q in the report:\n%s", title, r.res.Report)
+		}
+		if i := strings.Index(sec, "\n## "); i >= 0 {
+			sec = sec[:i]
+		}
+		if !regexp.MustCompile(`\[\d+\]`).MatchString(sec) {
+			t.Errorf("section %q cites nothing:%s", title, sec)
+		}
+	}
+}
