@@ -17,6 +17,8 @@ type parts struct {
 	wftWait, wftRun time.Duration
 	actWait, actRun time.Duration // activities other than model calls
 	llmWait         time.Duration // model calls waiting for a worker slot
+	child           time.Duration // research child workflows, initiated to completed
+	start           time.Duration // the session's start to its first model call (health check, bootstrap)
 	stickyTimeouts  int           // workflow tasks whose sticky worker did not poll in time
 }
 
@@ -26,8 +28,8 @@ var modelActivities = map[string]bool{
 }
 
 // list is the parts in table order.
-func (p parts) list() [5]time.Duration {
-	return [5]time.Duration{p.wftWait, p.wftRun, p.actWait, p.actRun, p.llmWait}
+func (p parts) list() [7]time.Duration {
+	return [7]time.Duration{p.wftWait, p.wftRun, p.actWait, p.actRun, p.llmWait, p.child, p.start}
 }
 
 func breakdown(evs []*historypb.HistoryEvent) parts {
@@ -54,6 +56,11 @@ func breakdown(evs []*historypb.HistoryEvent) parts {
 			p.wftRun += t.Sub(at[wftStarted(e)])
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			model[e.GetEventId()] = modelActivities[e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()]
+			if model[e.GetEventId()] && p.start == 0 {
+				p.start = t.Sub(at[1])
+			}
+		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
+			p.child += t.Sub(at[e.GetChildWorkflowExecutionCompletedEventAttributes().GetInitiatedEventId()])
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			sched := e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()
 			if model[sched] {

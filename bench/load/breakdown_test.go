@@ -55,10 +55,14 @@ func TestBreakdown(t *testing.T) {
 			e.Attributes = &historypb.HistoryEvent_WorkflowTaskTimedOutEventAttributes{WorkflowTaskTimedOutEventAttributes: &historypb.WorkflowTaskTimedOutEventAttributes{
 				ScheduledEventId: 11, TimeoutType: enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START}}
 		}),
+		ev(13, 6200, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED, nil),
+		ev(14, 7200, enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED, func(e *historypb.HistoryEvent) {
+			e.Attributes = &historypb.HistoryEvent_ChildWorkflowExecutionCompletedEventAttributes{ChildWorkflowExecutionCompletedEventAttributes: &historypb.ChildWorkflowExecutionCompletedEventAttributes{InitiatedEventId: 13}}
+		}),
 	}
 	got := breakdown(evs)
 	want := parts{wftWait: 5030 * time.Millisecond, stickyTimeouts: 1, wftRun: 10 * time.Millisecond, actWait: 5 * time.Millisecond,
-		actRun: 20 * time.Millisecond, llmWait: 100 * time.Millisecond}
+		actRun: 20 * time.Millisecond, llmWait: 100 * time.Millisecond, child: time.Second, start: 40 * time.Millisecond}
 	if got != want {
 		t.Errorf("breakdown = %+v, want %+v", got, want)
 	}

@@ -33,6 +33,8 @@ import (
 type options struct {
 	ns       []int
 	latency  time.Duration
+	jitter   float64       // model latency varies uniformly by ± this share
+	ramp     time.Duration // sessions start spread evenly over this
 	workers  int
 	script   string
 	out      string
@@ -80,6 +82,8 @@ func parseFlags(args []string) (options, error) {
 	ns := fs.String("n", "1,10,20", "comma-separated numbers of concurrent sessions, one round each")
 	o := options{base: setup{params: map[string]string{}}}
 	fs.DurationVar(&o.latency, "latency", time.Second, "latency of every scripted model call")
+	fs.Float64Var(&o.jitter, "jitter", 0, "each model call's latency varies uniformly by ± this share of -latency (0 to 1), as a real model's does")
+	fs.DurationVar(&o.ramp, "ramp", 0, "start the sessions evenly over this long instead of in one burst (arrivals, as users submit them)")
 	fs.IntVar(&o.workers, "workers", 1, "worker processes sharing the task queue")
 	fs.StringVar(&o.script, "script", "testdata/scripts/battery_root_done.json", "scripted model (llm/llmtest format)")
 	fs.StringVar(&o.out, "out", "bench-out", "directory for load.md, load.svg and profiles")
@@ -108,8 +112,11 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.ns = append(o.ns, n)
 	}
-	if o.workers < 1 || o.latency < 0 || o.profile < 0 {
-		return o, fmt.Errorf("-workers must be at least 1, -latency and -profile not negative")
+	if o.workers < 1 || o.latency < 0 || o.profile < 0 || o.ramp < 0 {
+		return o, fmt.Errorf("-workers must be at least 1, -latency, -profile and -ramp not negative")
+	}
+	if o.jitter < 0 || o.jitter > 1 {
+		return o, fmt.Errorf("-jitter %g: want 0 to 1", o.jitter)
 	}
 	if len(o.setups) == 0 {
 		o.setups = []setup{{name: "default", params: map[string]string{}}}

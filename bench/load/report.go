@@ -30,7 +30,7 @@ type row struct {
 func summarize(n int, latency, makespan time.Duration, sessions []session, before, after []usage) row {
 	r := row{n: n, latency: latency, makespan: makespan}
 	var over []time.Duration
-	var ps [5][]time.Duration
+	var ps [7][]time.Duration
 	done, sticky := 0, 0
 	for _, s := range sessions {
 		if s.err != nil {
@@ -57,7 +57,8 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 	}
 	r.p50, r.p99 = percentile(over, 50), percentile(over, 99)
 	r.parts = parts{wftWait: percentile(ps[0], 50), wftRun: percentile(ps[1], 50), actWait: percentile(ps[2], 50),
-		actRun: percentile(ps[3], 50), llmWait: percentile(ps[4], 50), stickyTimeouts: sticky}
+		actRun: percentile(ps[3], 50), llmWait: percentile(ps[4], 50), child: percentile(ps[5], 50), start: percentile(ps[6], 50),
+		stickyTimeouts: sticky}
 	r.perHour = float64(done) / makespan.Hours()
 	secs := makespan.Seconds() * userHZ / 100 // ticks per percent of one core
 	r.serverCPU = float64(after[0].ticks-before[0].ticks) / secs
@@ -90,18 +91,26 @@ func (r row) line() string {
 		r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
 		100*r.ratio(), r.serverCPU, r.serverMS, r.persistOps, r.transitions, r.workerCPU, r.workerMS, r.benchCPU, r.perIter(r.events), r.perIter(r.kib))
 	p := r.parts
-	s += fmt.Sprintf("; per iteration: WFT wait %s run %s, activity wait %s run %s, model-call wait %s, sticky timeouts %d",
+	s += fmt.Sprintf("; per iteration: WFT wait %s run %s, activity wait %s run %s, model-call wait %s, research children %s, start %s, sticky timeouts %d",
 		p.wftWait.Round(time.Millisecond), p.wftRun.Round(time.Millisecond), p.actWait.Round(time.Millisecond), p.actRun.Round(time.Millisecond),
-		p.llmWait.Round(time.Millisecond), p.stickyTimeouts)
+		p.llmWait.Round(time.Millisecond), p.child.Round(time.Millisecond), p.start.Round(time.Millisecond), p.stickyTimeouts)
 	if r.firstErr != "" {
 		s += "; first failure: " + r.firstErr
 	}
 	return s
 }
 
+func arrivals(ramp time.Duration) string {
+	if ramp == 0 {
+		return "at once"
+	}
+	return "evenly over " + ramp.String()
+}
+
 func renderTable(o options, rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Scripted model at %s per call, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n", o.latency, o.workers)
+	fmt.Fprintf(&b, "Scripted model at %s per call (± %.0f%%), sessions started %s, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n",
+		o.latency, 100*o.jitter, arrivals(o.ramp), o.workers)
 	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session | events/iteration | KiB/iteration | server CPU/session | worker CPU/session | DB ops/session | transitions/session |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
@@ -109,8 +118,8 @@ func renderTable(o options, rows []row) string {
 			r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
 			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.perIter(r.events), r.perIter(r.kib), r.serverMS, r.workerMS, r.persistOps, r.transitions)
 	}
-	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot; sticky timeouts: workflow tasks (all sessions) that waited out the sticky queue's schedule-to-start timeout and went back to the normal queue.\n\n")
-	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait | sticky timeouts |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot, research child workflows (initiated to completed), the start (the session's first event to its first model call: health check and bootstrap, also inside the other columns); sticky timeouts: workflow tasks (all sessions) that waited out the sticky queue's schedule-to-start timeout and went back to the normal queue.\n\n")
+	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait | research children | start | sticky timeouts |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %d", r.setup, r.n)
 		for _, d := range r.parts.list() {

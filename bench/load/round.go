@@ -59,6 +59,7 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	}
 	for i := range script.Rules {
 		script.Rules[i].DelayMS = int(o.latency.Milliseconds())
+		script.Rules[i].JitterMS = int(float64(o.latency.Milliseconds()) * o.jitter)
 	}
 	model := llmtest.NewServer(script)
 	defer model.Close()
@@ -121,7 +122,8 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	return r, nil
 }
 
-// runSessions starts n sessions at once and waits for all of them.
+// runSessions starts n sessions, at once or spread evenly over o.ramp, and
+// waits for all of them.
 func runSessions(ctx context.Context, c client.Client, o options, n int) []session {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -131,6 +133,10 @@ func runSessions(ctx context.Context, c client.Client, o options, n int) []sessi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			select {
+			case <-time.After(o.ramp * time.Duration(i) / time.Duration(n)):
+			case <-ctx.Done():
+			}
 			out[i] = oneSession(ctx, c, fmt.Sprintf("load-%d-%d", n, i))
 		}()
 	}

@@ -55,6 +55,10 @@ type Rule struct {
 	// DelayMS delays the answer (the delay ends early when the client goes
 	// away).
 	DelayMS int `json:"delay_ms"`
+	// JitterMS spreads the delay uniformly over DelayMS ± JitterMS, as a
+	// real model's latency varies; identical delays keep concurrent
+	// sessions in lockstep, which no deployment sees.
+	JitterMS int `json:"jitter_ms"`
 	// Expand replaces ${name} in Reply and Thinking with the named capture
 	// groups (?P<name>...) of the Match regexes, so a reply can echo ids
 	// from the prompt.
@@ -114,6 +118,9 @@ func compile(s Script) ([]compiledRule, error) {
 		}
 		if r.DelayMS < 0 {
 			return nil, fmt.Errorf("%s: delay_ms %d is negative", where, r.DelayMS)
+		}
+		if r.JitterMS < 0 || r.JitterMS > r.DelayMS {
+			return nil, fmt.Errorf("%s: jitter_ms %d: want 0 to delay_ms (%d)", where, r.JitterMS, r.DelayMS)
 		}
 		cr := compiledRule{Rule: r}
 		var err error

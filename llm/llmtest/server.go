@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -277,7 +278,11 @@ func (s *Server) pickReply(rec *Recorded) (rule *compiledRule, reply, thinking s
 // so a test's timeout does not leave the handler (and Close) waiting.
 func (s *Server) scriptedFault(w http.ResponseWriter, r *http.Request, rule *compiledRule, rec *Recorded) bool {
 	if rule != nil && rule.DelayMS > 0 {
-		t := time.NewTimer(time.Duration(rule.DelayMS) * time.Millisecond)
+		delay := rule.DelayMS
+		if rule.JitterMS > 0 {
+			delay += rand.IntN(2*rule.JitterMS+1) - rule.JitterMS
+		}
+		t := time.NewTimer(time.Duration(delay) * time.Millisecond)
 		select {
 		case <-t.C:
 		case <-r.Context().Done():

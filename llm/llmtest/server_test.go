@@ -191,6 +191,31 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// TestJitter: delays spread over DelayMS ± JitterMS, so some calls answer
+// before DelayMS (all 20 at or after it has odds of about 1e-6).
+func TestJitter(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{{Name: "slow", DelayMS: 60, JitterMS: 40}}})
+	defer srv.Close()
+	early := 0
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		chat(t, srv.URL(), "", "x")
+		d := time.Since(start)
+		if d < 20*time.Millisecond {
+			t.Fatalf("call %d answered after %v, before DelayMS - JitterMS", i, d)
+		}
+		if d < 60*time.Millisecond {
+			early++
+		}
+	}
+	if early == 0 {
+		t.Error("no call answered before DelayMS: the jitter is not applied")
+	}
+	if _, err := llmtest.New(llmtest.Script{Rules: []llmtest.Rule{{Name: "bad", DelayMS: 10, JitterMS: 11}}}); err == nil {
+		t.Error("jitter_ms larger than delay_ms accepted")
+	}
+}
+
 func embed(t *testing.T, url string, body string) ([][]float32, int) {
 	t.Helper()
 	resp, err := http.Post(url+"/v1/embeddings", "application/json", strings.NewReader(body))
