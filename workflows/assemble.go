@@ -21,9 +21,9 @@ import (
 func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	s.phase = "assembling"
 	s.publish(ctx, StatusAssembling)
-	gctx := graphCtx(ctx, s.cfg)
+	s.localEnd = workflow.GetVersion(ctx, changeLocalEnds, workflow.DefaultVersion, 1) == 1
 	var col contract.CollectResult
-	if err := s.exec(ctx, summarized(gctx, "collect report sections (DFS, MMR order)"), acts.CollectSections, contract.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col); err != nil {
+	if err := s.step(ctx, s.localEnd, graphCtx(ctx, s.cfg), acts.CollectSections, contract.CollectInput{SessionID: s.id, Assembly: s.cfg.Assembly}, &col, "collect report sections (DFS, MMR order)"); err != nil {
 		return SessionResult{}, fmt.Errorf("collect sections: %w", err)
 	}
 	res := SessionResult{SessionID: s.id, Iterations: s.st.Iteration, Psi: s.st.Psi, Models: s.st.Models}
@@ -217,11 +217,15 @@ func composeFailedNote(failure string) string {
 // closed without them rather than not at all.
 func (s *session) finalize(ctx workflow.Context) (contract.FinalizeResult, error) {
 	var fin contract.FinalizeResult
-	err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "finalize the graph"), acts.Finalize, contract.FinalizeInput{SessionID: s.id, Similar: contract.SimilarOf(s.cfg.Algebra)}, &fin)
+	err := s.step(ctx, s.localEnd, graphCtx(ctx, s.cfg), acts.Finalize, contract.FinalizeInput{SessionID: s.id, Similar: contract.SimilarOf(s.cfg.Algebra)}, &fin, "finalize the graph")
 	if isOutage(err) {
 		s.log.Warn("embedding server down at finalize; result embeddings left empty", "error", err)
 		in := contract.FinalizeInput{SessionID: s.id, SkipEmbeddings: true, Similar: contract.SimilarOf(s.cfg.Algebra)}
-		err = workflow.ExecuteActivity(graphCtx(ctx, s.cfg), acts.Finalize, in).Get(ctx, &fin)
+		if s.localEnd {
+			err = workflow.ExecuteLocalActivity(localCtx(ctx, s.cfg, "finalize the graph without result embeddings"), acts.Finalize, in).Get(ctx, &fin)
+		} else {
+			err = workflow.ExecuteActivity(graphCtx(ctx, s.cfg), acts.Finalize, in).Get(ctx, &fin)
+		}
 	}
 	if err != nil {
 		return fin, fmt.Errorf("finalize: %w", err)

@@ -96,6 +96,31 @@ func boundedKnown(hood []contract.TaskInfo, named []contract.TaskRef, sel string
 // worker repeats it safely.
 const changeLocalSteps = "local-steps"
 
+// changeLocalStart and changeLocalEnds (#14, docs/local-steps.md) extend
+// local steps to the session's start (HealthCheck, Bootstrap) and its
+// assembly's store steps (CollectSections, Finalize): a session's start is
+// then one workflow task up to its first model call, and its assembly one
+// per model call. At 200 sessions started together the start was the
+// largest share of the overhead (docs/scaling.md). Both steps are
+// idempotent: Bootstrap resets the session before creating it, and
+// nothing else has written to it when it runs; CollectSections reads;
+// Finalize's writes are conditional.
+const (
+	changeLocalStart = "local-start"
+	changeLocalEnds  = "local-ends"
+)
+
+// probeLocalCtx runs HealthCheck as a local activity with probeCtx's
+// bounds: one attempt of a minute, whose failure fails the session's start.
+func probeLocalCtx(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: time.Minute,
+		RetryPolicy:            retry(1),
+		Summary:                summary,
+	})
+}
+
 // step runs a store step as a local activity (local) or as an activity
 // scheduled with the options of base, each with the same summary.
 func (s *session) step(ctx workflow.Context, local bool, base workflow.Context, activity, in, out any, format string, args ...any) error {

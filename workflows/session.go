@@ -33,6 +33,9 @@ type session struct {
 	report string
 	// children are the research runs under way, told of a stop.
 	children []workflow.ChildWorkflowFuture
+	// localEnd: assembly's store steps run as local activities
+	// (changeLocalEnds), asked once when assembly starts.
+	localEnd bool
 }
 
 // ResearchSession is the durable research session: bootstrap → iterate →
@@ -146,16 +149,24 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 
 func (s *session) bootstrap(ctx workflow.Context) error {
 	s.phase = "bootstrap"
+	local := workflow.GetVersion(ctx, changeLocalStart, workflow.DefaultVersion, 1) == 1
 	var health contract.HealthResult
 	in := contract.HealthInput{SessionID: s.id, Providers: s.cfg.Research.ProviderList()}
-	if err := workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), "probe chat, embedding and graph services"), acts.HealthCheck, in).Get(ctx, &health); err != nil {
+	const probe = "probe chat, embedding and graph services"
+	var hf workflow.Future
+	if local {
+		hf = workflow.ExecuteLocalActivity(probeLocalCtx(ctx, probe), acts.HealthCheck, in)
+	} else {
+		hf = workflow.ExecuteActivity(summarized(probeCtx(ctx, s.cfg), probe), acts.HealthCheck, in)
+	}
+	if err := hf.Get(ctx, &health); err != nil {
 		return fmt.Errorf("health check: %w", err)
 	}
 	for _, w := range health.Warnings {
 		s.log.Warn("search provider unavailable at start", "warning", w)
 	}
 	var b contract.BootstrapResult
-	if err := s.exec(ctx, summarized(graphCtx(ctx, s.cfg), "create session graph and root task"), acts.Bootstrap, contract.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b); err != nil {
+	if err := s.step(ctx, local, graphCtx(ctx, s.cfg), acts.Bootstrap, contract.BootstrapInput{SessionID: s.id, Goal: s.in.Goal}, &b, "create session graph and root task"); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	s.st.Bootstrapped = true
