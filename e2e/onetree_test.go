@@ -136,6 +136,20 @@ func activityTrace(o outcome) []string {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
 		}
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+			// Since local-steps and local-ends the store steps run as
+			// local activities on the workflow's worker: their results
+			// are in the marker.
+			var d struct{ ActivityType string }
+			_ = json.Unmarshal(m.GetDetails()["data"].GetPayloads()[0].GetData(), &d)
+			var res string
+			for _, p := range m.GetDetails()["result"].GetPayloads() {
+				res += canonical(strings.ReplaceAll(string(p.GetData()), o.res.SessionID, "SESSION"))
+			}
+			ids = append(ids, e.GetEventId())
+			byID[e.GetEventId()] = d.ActivityType + " " + res
+			continue
+		}
 		if e.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED {
 			continue
 		}
@@ -155,14 +169,19 @@ func activityTrace(o outcome) []string {
 	return out
 }
 
-// workerIdentities lists the workers that started activities.
+// workerIdentities lists the workers that started activities or workflow
+// tasks (whose worker runs the local activities).
 func workerIdentities(h *historypb.History) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range h.Events {
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && !seen[a.GetIdentity()] {
-			seen[a.GetIdentity()] = true
-			out = append(out, a.GetIdentity())
+		id := e.GetActivityTaskStartedEventAttributes().GetIdentity()
+		if id == "" {
+			id = e.GetWorkflowTaskStartedEventAttributes().GetIdentity()
+		}
+		if id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
 		}
 	}
 	return out

@@ -7,7 +7,14 @@
 // overhead against N (load.svg) to -out.
 //
 //	go run ./bench/load -n 1,20,50 -latency 1s
+//	go run ./bench/load -n 200 -latency 10s -jitter 0.2 -ramp 10s
 //	go run ./bench/load -n 50 -setup base: -setup pollers:temporal.activity_task_pollers=8
+//
+// By default every session starts at once and every model call takes
+// exactly -latency: the worst case, in which all sessions' workflow tasks
+// arrive in the same instant. -ramp spreads the starts and -jitter the
+// latencies, as users' submissions and a real model's answers are spread.
+// The dev server runs with devServerTuning (round.go); -dc overrides it.
 //
 // Each -setup runs every round once, interleaved, so that two
 // configurations compare under the same machine load. -profile takes a
