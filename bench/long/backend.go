@@ -99,7 +99,7 @@ func runBackend(ctx context.Context, o options, backend string, emit func(point)
 // o.iters timed ones.
 func measure(ctx context.Context, o options, st graph.Store, r *runner, s *session, backend string, n int) (point, error) {
 	p := point{backend: backend, n: n}
-	fill, err := s.grow(ctx, st, n)
+	fill, err := growObserved(ctx, o, st, r, s, n)
 	p.fill, p.items, p.tasks = fill, s.evidence, s.tasks
 	if err != nil {
 		return p, err
@@ -135,6 +135,31 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 	}
 	p.observed = s.evidence
 	return p, nil
+}
+
+// growObserved grows the session to n evidence items: at once, or with
+// -fill-step in steps, each followed by one untimed iteration. One fill of
+// 90,000 items stamped with one iteration makes the next Observe compare
+// every new row with every other in its novelty stage (n², over 10 minutes
+// at 100k), which no session that ingests a few hundred rows per iteration
+// meets. It returns the time spent writing, not iterating.
+func growObserved(ctx context.Context, o options, st graph.Store, r *runner, s *session, n int) (time.Duration, error) {
+	if o.fillStep <= 0 {
+		return s.grow(ctx, st, n)
+	}
+	var fill time.Duration
+	for s.evidence < n {
+		d, err := s.grow(ctx, st, min(n, s.evidence+o.fillStep))
+		fill += d
+		if err != nil {
+			return fill, err
+		}
+		r.labels = []string{"size", fmt.Sprint(n), "phase", "fill"}
+		if _, err := r.iterate(ctx, st, s); err != nil {
+			return fill, fmt.Errorf("observed fill at %d: %w", s.evidence, err)
+		}
+	}
+	return fill, nil
 }
 
 // warmups is the number of untimed iterations after the first: -warmup,
