@@ -94,6 +94,45 @@ func TestGrowAndIterate(t *testing.T) {
 	}
 }
 
+// An observed fill reaches the size in steps, one iteration after each, so
+// that no Observe folds more than a step's rows (+ one iteration's).
+func TestGrowObserved(t *testing.T) {
+	ctx := context.Background()
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := config.Defaults()
+	s := &session{id: "long-observed", gen: generator{seed: 1, dim: 64},
+		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
+	if err := s.create(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: 64})
+	defer model.Close()
+	r := newRunner(&activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}, cfg)
+	if _, err := growObserved(ctx, options{fillStep: 200}, st, r, s, 600); err != nil {
+		t.Fatal(err)
+	}
+	if s.evidence < 600 || s.iter < 3 || s.iter > 4 {
+		t.Errorf("after an observed fill to 600 in steps of 200: %d items, %d iterations; want at least 600 items in 3 or 4 iterations", s.evidence, s.iter)
+	}
+	ev, err := st.Evidence(ctx, s.id, "")
+	if err != nil || len(ev) != s.evidence {
+		t.Fatalf("evidence: %d stored, %d counted, %v", len(ev), s.evidence, err)
+	}
+	byIter := map[int]int{}
+	for _, e := range ev {
+		byIter[e.CreatedIter]++
+	}
+	for it, n := range byIter {
+		if n > 200+pageChunks+3+8 { // a step (rounded up to a page) and one iteration's own items
+			t.Errorf("iteration %d stamps %d items: the fill was not spread", it, n)
+		}
+	}
+}
+
 // The command end to end at small sizes: the table has a row per size and
 // backend and the growth ratio, the chart is well-formed SVG. Neo4j runs
 // when a server is configured (LETHE_TEST_NEO4J_URI).
