@@ -22,19 +22,34 @@ import (
 // from every item and SIMILAR_TO edges within pages over the threshold;
 // an iteration then adds its evidence and its subtask through the real
 // activities.
-func TestGrowAndIterate(t *testing.T) {
-	ctx := context.Background()
+// newTestSession creates a generated session in a fresh embedded store.
+func newTestSession(t *testing.T, id string) (*embedded.Store, *session, config.Config) {
+	t.Helper()
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "graph.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	cfg := config.Defaults()
-	s := &session{id: "long-test", gen: generator{seed: 1, dim: 64},
+	s := &session{id: id, gen: generator{seed: 1, dim: 64},
 		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
-	if err := s.create(ctx, st); err != nil {
+	if err := s.create(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
+	return st, s, cfg
+}
+
+// newTestRunner calls the activities against st with the scripted embedder.
+func newTestRunner(t *testing.T, st graph.Store, cfg config.Config) *runner {
+	t.Helper()
+	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: 64})
+	t.Cleanup(model.Close)
+	return newRunner(&activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}, cfg)
+}
+
+func TestGrowAndIterate(t *testing.T) {
+	ctx := context.Background()
+	st, s, cfg := newTestSession(t, "long-test")
 	if _, err := s.grow(ctx, st, 600); err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +82,7 @@ func TestGrowAndIterate(t *testing.T) {
 		t.Errorf("edges %v: want one SUPPORTS per item and at least one SIMILAR_TO per item", kinds)
 	}
 
-	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: 64})
-	defer model.Close()
-	r := newRunner(&activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}, cfg)
+	r := newTestRunner(t, st, cfg)
 	before := s.evidence
 	for range 2 {
 		tm, err := r.iterate(ctx, st, s)
@@ -98,20 +111,8 @@ func TestGrowAndIterate(t *testing.T) {
 // that no Observe folds more than a step's rows (+ one iteration's).
 func TestGrowObserved(t *testing.T) {
 	ctx := context.Background()
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := config.Defaults()
-	s := &session{id: "long-observed", gen: generator{seed: 1, dim: 64},
-		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
-	if err := s.create(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: 64})
-	defer model.Close()
-	r := newRunner(&activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}, cfg)
+	st, s, cfg := newTestSession(t, "long-observed")
+	r := newTestRunner(t, st, cfg)
 	if _, err := growObserved(ctx, options{fillStep: 200}, st, r, s, 600); err != nil {
 		t.Fatal(err)
 	}
