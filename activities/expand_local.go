@@ -85,12 +85,13 @@ func (lw *localWalk) node(id string, emb []float32) int {
 	return u
 }
 
-// read reads the edges of the given nodes (one store round trip) and
+// read reads the edges of the given nodes (one store round trip, without
+// the evidence texts: withTexts reads those of the candidates) and
 // records their adjacency: each edge once per endpoint among ids (an
 // edge's other endpoint, if read earlier, got it then), self-loops and
 // cosines ≤ 0 left out, parallel edges kept, as pprGraph does.
 func (lw *localWalk) read(ctx context.Context, ids []string) error {
-	nb, err := lw.store.Neighbourhood(ctx, lw.sid, ids)
+	nb, err := lw.store.NeighbourhoodShape(ctx, lw.sid, ids)
 	if err != nil {
 		return fmt.Errorf("expand neighbourhood: %w", err)
 	}
@@ -152,4 +153,34 @@ func logPush(ctx context.Context, sid, task string, s pushStats) {
 	}
 	logger(ctx, sid).Info("expand: local PPR", "task", task, "nodes", s.Nodes, "read", s.Read,
 		"rounds", s.Rounds, "pushes", s.Pushes, "error_bound", s.Bound)
+}
+
+// withTexts replaces the candidates' evidence shapes (NeighbourhoodShape)
+// by the full records, in one read: the push reads thousands of nodes in
+// a large session and shows at most MaxCandidates of them.
+func withTexts(ctx context.Context, st graph.Store, sid string, cands []pprScored) ([]pprScored, error) {
+	if len(cands) == 0 {
+		return cands, nil
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.e.ID
+	}
+	full, err := st.EvidenceByIDs(ctx, sid, ids)
+	if err != nil {
+		return nil, fmt.Errorf("expand candidate texts: %w", err)
+	}
+	byID := make(map[string]graph.Evidence, len(full))
+	for _, e := range full {
+		byID[e.ID] = e
+	}
+	out := make([]pprScored, len(cands))
+	for i, c := range cands {
+		e, ok := byID[c.e.ID]
+		if !ok {
+			return nil, fmt.Errorf("expand candidate texts: %s: %w", c.e.ID, graph.ErrNotFound)
+		}
+		out[i] = pprScored{e, c.ppr}
+	}
+	return out, nil
 }

@@ -185,7 +185,10 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 		return ExpandResult{}, err
 	}
 	logPush(ctx, in.SessionID, in.Task, stats)
-	cands := topByPPR(ev, pr, idx, c.MaxCandidates)
+	cands, err := withTexts(ctx, a.Store, in.SessionID, topByPPR(ev, pr, idx, c.MaxCandidates))
+	if err != nil {
+		return ExpandResult{}, err
+	}
 	return a.candidates(cands, sel, algebra.ToFloat64(s.GoalQueryEmb), 2*orDefault(in.ChunkChars, def.Research.ChunkChars)), nil
 }
 

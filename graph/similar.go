@@ -143,6 +143,12 @@ type SimilarStats struct {
 	// Incremental says the sync compared only new evidence (and the items
 	// it displaced) through the store's nearest-neighbour index.
 	Incremental bool
+	// Local says the incremental sync ran the degree cap around the new
+	// evidence only, from the stored edges it touches (similar_local.go).
+	Local bool
+	// Displaced is how many items the local sync compared besides the new
+	// ones, because the cap changed one of their pairs (the cascade).
+	Displaced int
 	// CascadeCut is how many displaced items a bounded sync did not
 	// re-query (SimilarParams.CascadeItems): 0 means the result is exact
 	// up to the index's recall.
@@ -238,7 +244,9 @@ func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, n
 		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
 	}
 	if dim := unitDim(evs); dim > 0 {
-		if err := saveMark(ctx, s, sessionID, newMark(p, dim, len(evs), evs, similarMark{})); err != nil {
+		m := newMark(p, dim, len(evs), evs, similarMark{})
+		m.Counted, m.Edges, m.Unlabelled = true, len(out), unlabelled(out)
+		if err := saveMark(ctx, s, sessionID, m); err != nil {
 			return st, fmt.Errorf("graph: sync similar: %w", err)
 		}
 	}

@@ -14,13 +14,24 @@ import (
 // stored SIMILAR_TO edges; see docs/similarity-index.md for why the result
 // equals the full recomputation when the index answers exactly.
 func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarParams, nli NLIClassifier, mark similarMark, fresh []Evidence, total int) (SimilarStats, error) {
-	st := SimilarStats{Evidence: total, New: len(fresh), Incremental: true}
-	stored, err := s.SimilarEdges(ctx, sessionID)
-	if err != nil {
-		return st, fmt.Errorf("graph: sync similar: read edges: %w", err)
-	}
+	local := mark.Counted && (nli == nil || mark.Unlabelled == 0)
+	st := SimilarStats{Evidence: total, New: len(fresh), Incremental: true, Local: local}
 	unseen := unseenSince(fresh, mark)
-	kept, err := deltaPairs(ctx, s, sessionID, p, mark.Dim, unseen, stored, &st)
+	var kept []idPair
+	var stored []Edge
+	var err error
+	if local {
+		kept, stored, err = syncLocal(ctx, s, sessionID, p, mark.Dim, fresh, unseen, &st)
+	} else {
+		// Unlabelled edges anywhere in the session wait for the classifier
+		// (MaxClassify, an outage), or the mark predates its counts: the
+		// cap runs over all stored edges, and the edges and labels are
+		// counted again.
+		if stored, err = s.SimilarEdges(ctx, sessionID); err != nil {
+			return st, fmt.Errorf("graph: sync similar: read edges: %w", err)
+		}
+		kept, err = deltaPairs(ctx, s, sessionID, p, mark.Dim, unseen, stored, &st)
+	}
 	if err != nil {
 		return st, err
 	}
@@ -35,6 +46,17 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 		}
 	}
 	scope, write := changedScope(stored, out)
+	if local && nli != nil && len(scope) > 0 {
+		// The local sync keeps the unlabelled count by difference: a crash
+		// between the commit and the new mark would leave the old count
+		// beside the new edges, so the count is withdrawn first and the
+		// sync after such a crash counts again (the global path).
+		stale := mark
+		stale.Counted = false
+		if err := saveMark(ctx, s, sessionID, stale); err != nil {
+			return st, fmt.Errorf("graph: sync similar: %w", err)
+		}
+	}
 	if len(scope) > 0 {
 		if err := s.ReplaceSimilar(ctx, sessionID, scope, write); err != nil {
 			return st, fmt.Errorf("graph: sync similar: commit: %w", err)
@@ -50,7 +72,14 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 	if err != nil {
 		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
 	}
-	if err := saveMark(ctx, s, sessionID, newMark(p, mark.Dim, total, fresh, mark)); err != nil {
+	next := newMark(p, mark.Dim, total, fresh, mark)
+	next.Counted, next.Edges, next.Unlabelled = true, len(out), unlabelled(out)
+	if local { // out and stored cover the same part of the graph
+		next.Edges += mark.Edges - len(stored)
+		next.Unlabelled += mark.Unlabelled - unlabelled(stored)
+	}
+	st.Edges = next.Edges
+	if err := saveMark(ctx, s, sessionID, next); err != nil {
 		return st, fmt.Errorf("graph: sync similar: %w", err)
 	}
 	return st, nil
@@ -387,4 +416,15 @@ func sortedSet(ids []string) []string {
 	out := slices.Clone(ids)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// unlabelled counts the edges without an NLI label.
+func unlabelled(es []Edge) int {
+	n := 0
+	for _, e := range es {
+		if e.Label == "" {
+			n++
+		}
+	}
+	return n
 }

@@ -32,6 +32,13 @@ type similarMark struct {
 	// SeenAt lists the items at Iter that this sync compared (lane ann):
 	// the next sync reads them again (CreatedIter >= Iter) and skips them.
 	SeenAt []string `json:"seen_at,omitempty"`
+	// Counted says Edges and Unlabelled are known (a mark written before
+	// the local sync has neither): the session's SIMILAR_TO edges, and how
+	// many of them wait for an NLI label. The local sync keeps them by
+	// difference and runs only when no label waits.
+	Counted    bool `json:"counted,omitempty"`
+	Edges      int  `json:"edges,omitempty"`
+	Unlabelled int  `json:"unlabelled,omitempty"`
 }
 
 // matches says whether the edges recorded under m were computed with p;

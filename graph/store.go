@@ -182,6 +182,14 @@ type Store interface {
 	// (a stale id reads nothing); a session that does not exist is
 	// ErrNotFound.
 	Neighbourhood(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
+	// NeighbourhoodShape is Neighbourhood without the evidence texts: each
+	// evidence node carries ID, SessionID, TaskID, Also, Embedding,
+	// CreatedIter and ContentHash only (what a walk over the graph needs;
+	// Content, SourceURL, Title, Kind and Strength are zero). Expand's push
+	// reads thousands of nodes of a large session and shows 64 of them, so
+	// it reads the texts of those with EvidenceByIDs. Embeddings may be
+	// shared with the store's caches: read-only.
+	NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
 
 	// Lane payloads (#14): reads that answer without loading evidence rows.
 
@@ -210,6 +218,11 @@ type Store interface {
 	// SimilarEdges returns the session's SIMILAR_TO edges only, in
 	// SortEdges order.
 	SimilarEdges(ctx context.Context, sessionID string) ([]Edge, error)
+	// SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among
+	// ids, each once, in SortEdges order; ids that are not evidence of the
+	// session read nothing. It costs what it returns: the incremental sync
+	// reads the stored edges around the new evidence with it, not all.
+	SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]Edge, error)
 
 	// Lane fullreads (#14): what the end-of-session activities (Finalize,
 	// CollectSections) and the tail of ApplyOps read instead of Tasks.

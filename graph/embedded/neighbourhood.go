@@ -55,8 +55,43 @@ func (h *hop) add(e graph.Edge) {
 	}
 }
 
+// NeighbourhoodShape is Neighbourhood without the evidence texts (see
+// graph.Store): the embeddings come from the rows of the similarity
+// index's cache (caught up in the same transaction), the SUPPORTS targets
+// from the head of each record, so no content or embedding is decoded.
+func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
+	var out graph.Neighbourhood
+	err := s.view(ctx, "neighbourhood shape", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		h, err := around(sb, sessionID, ids)
+		if err != nil {
+			return err
+		}
+		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
+			out, err = h.shapes(sb, sessionID, sv)
+			return err
+		})
+	})
+	if err != nil {
+		return graph.Neighbourhood{}, err
+	}
+	return out, nil
+}
+
 func neighbourhood(sb *bolt.Bucket, sid string, ids []string) (graph.Neighbourhood, error) {
-	h := hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, seen: map[graph.Edge]bool{}}
+	h, err := around(sb, sid, ids)
+	if err != nil {
+		return graph.Neighbourhood{}, err
+	}
+	return h.nodes(sb, sid)
+}
+
+// around collects the edges incident to ids and the nodes they reach.
+func around(sb *bolt.Bucket, sid string, ids []string) (*hop, error) {
+	h := &hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, seen: map[graph.Edge]bool{}}
 	tb, evb := sb.Bucket(bktTasks), sb.Bucket(bktEvidence)
 	for _, id := range ids {
 		if t, ok := strings.CutPrefix(id, graph.TaskID(sid, "")); ok && t != "" && tb.Get([]byte(t)) != nil {
@@ -67,15 +102,15 @@ func neighbourhood(sb *bolt.Bucket, sid string, ids []string) (graph.Neighbourho
 	}
 	for t := range h.wantT {
 		if err := h.taskEdges(sb, sid, t); err != nil {
-			return graph.Neighbourhood{}, err
+			return nil, err
 		}
 	}
 	for e := range h.wantE {
 		if err := h.evidenceEdges(sb, sid, e); err != nil {
-			return graph.Neighbourhood{}, err
+			return nil, err
 		}
 	}
-	return h.nodes(sb, sid)
+	return h, nil
 }
 
 // taskEdges adds the edges of a wanted task: SUBTASK_OF and DEPENDS_ON
@@ -162,6 +197,39 @@ func (h *hop) nodes(sb *bolt.Bucket, sid string) (graph.Neighbourhood, error) {
 			return out, fmt.Errorf("decode evidence %q: %w", hash, err)
 		}
 		out.Evidence = append(out.Evidence, e)
+	}
+	graph.SortEvidence(out.Evidence)
+	graph.SortEdges(h.edges)
+	out.Edges = h.edges
+	return out, nil
+}
+
+// shapes is nodes without the evidence texts: targets from the head of
+// each record, embedding and iteration from the cache rows sv.
+func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs) (graph.Neighbourhood, error) {
+	var out graph.Neighbourhood
+	for short := range h.tasks {
+		t, err := getTask(sb, sid, short)
+		if err != nil {
+			return out, err
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	graph.SortTasks(out.Tasks)
+	evb := sb.Bucket(bktEvidence)
+	for hash := range h.ev {
+		row, ok := sv.row[hash]
+		if !ok {
+			return out, fmt.Errorf("evidence %q is not in the similarity cache", hash)
+		}
+		task, also, err := evidenceTargets(evb.Get([]byte(hash)))
+		if err != nil {
+			return out, fmt.Errorf("decode evidence %q: %w", hash, err)
+		}
+		out.Evidence = append(out.Evidence, graph.Evidence{
+			ID: graph.EvidenceID(sid, hash), SessionID: sid, TaskID: graph.TaskID(sid, task), Also: taskIDs(sid, also),
+			Embedding: sv.emb[row], CreatedIter: sv.iter[row], ContentHash: hash,
+		})
 	}
 	graph.SortEvidence(out.Evidence)
 	graph.SortEdges(h.edges)

@@ -348,3 +348,58 @@ func appendSimilar(b *bolt.Bucket, sessionID string, out *[]graph.Edge) error {
 		return nil
 	})
 }
+
+// SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
+// through the similar_adj index: it costs the edges it returns, not the
+// session's (the incremental sync's local cap, graph/similar_local.go).
+func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
+	var out []graph.Edge
+	err := s.view(ctx, "similar edges of", func(tx *bolt.Tx) error {
+		out = nil
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		ix, eb := sb.Bucket(bktSimilarAdj), sb.Bucket(bktEdges)
+		seen := map[string]bool{}
+		for _, id := range ids {
+			h, ok := evidenceHash(sessionID, id)
+			if !ok {
+				continue
+			}
+			err := prefixed(ix, h, func(rest []byte) error {
+				a, b := h, string(rest)
+				if a > b {
+					a, b = b, a
+				}
+				k := edgeKey(a, b)
+				if seen[string(k)] {
+					return nil
+				}
+				seen[string(k)] = true
+				v := eb.Get(k)
+				if v == nil {
+					return fmt.Errorf("similar_adj names edge %q that is not stored", k)
+				}
+				var r similarRec
+				if err := json.Unmarshal(v, &r); err != nil {
+					return fmt.Errorf("decode edge %q: %w", k, err)
+				}
+				out = append(out, graph.Edge{
+					From: graph.EvidenceID(sessionID, a), To: graph.EvidenceID(sessionID, b),
+					Kind: graph.SimilarTo, Weight: r.Weight, Label: r.Label,
+				})
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEdges(out)
+	return out, nil
+}

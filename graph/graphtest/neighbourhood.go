@@ -68,9 +68,24 @@ func testNeighbourhood(t *testing.T, s graph.Store) {
 			if !reflect.DeepEqual(got.Tasks, want.Tasks) && !(len(got.Tasks) == 0 && len(want.Tasks) == 0) {
 				t.Fatalf("tasks differ:\n got  %+v\n want %+v", got.Tasks, want.Tasks)
 			}
+			sh, err := s.NeighbourhoodShape(ctx, sid, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(shapeOf(sh), shapeOf(want)) || !reflect.DeepEqual(sh.Tasks, got.Tasks) {
+				t.Fatalf("NeighbourhoodShape(%v) is not Neighbourhood's shape:\n got  %+v\n want %+v", set, shapeOf(sh), shapeOf(want))
+			}
+			for i, e := range want.Evidence {
+				e.Content, e.SourceURL, e.Title, e.Kind, e.Strength = "", "", "", "", 0
+				if !reflect.DeepEqual(sh.Evidence[i], e) {
+					t.Fatalf("shape of evidence %d:\n got  %+v\n want %+v", i, sh.Evidence[i], e)
+				}
+			}
 		})
 	}
-	_, err := s.Neighbourhood(ctx, "gt-no-such-session", []string{"x"})
+	_, err := s.NeighbourhoodShape(ctx, "gt-no-such-session", []string{"x"})
+	wantErr(t, err, graph.ErrNotFound, "NeighbourhoodShape of an unknown session")
+	_, err = s.Neighbourhood(ctx, "gt-no-such-session", []string{"x"})
 	wantErr(t, err, graph.ErrNotFound, "Neighbourhood of an unknown session")
 }
 

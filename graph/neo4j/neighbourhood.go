@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -29,6 +30,17 @@ RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight A
 // Neighbourhood returns the nodes ids, their direct neighbours and the
 // edges incident to ids (see graph.Store).
 func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
+	return s.neighbourhood(ctx, sessionID, ids, false)
+}
+
+// NeighbourhoodShape is Neighbourhood without the evidence texts (see
+// graph.Store): the evidence rows are projected in the query, so the
+// contents never cross the wire.
+func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
+	return s.neighbourhood(ctx, sessionID, ids, true)
+}
+
+func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []string, shape bool) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	tids, eids := splitIDs(sessionID, ids)
 	err := s.read(ctx, "neighbourhood", func(ctx context.Context, tx driver.ManagedTransaction) error {
@@ -62,6 +74,10 @@ func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []strin
 		out.Tasks, err = loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid",
 			map[string]any{"sid": sessionID, "ids": keysOf(nt)})
 		if err != nil {
+			return err
+		}
+		if shape {
+			out.Evidence, err = evidenceShapes(ctx, tx, sessionID, keysOf(ne))
 			return err
 		}
 		out.Evidence, err = evidenceByID(ctx, tx, sessionID, keysOf(ne))
@@ -125,4 +141,39 @@ func keysOf(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// evidenceShapes is evidenceByID without the texts.
+func evidenceShapes(ctx context.Context, tx driver.ManagedTransaction, sessionID string, ids []string) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
+MATCH (e)-[s:SUPPORTS]->(t:Task)
+WITH e, t ORDER BY coalesce(s.seq, 0), t.id
+RETURN e {.id, .session_id, .embedding, .created_iter, .content_hash}, collect(t.id)`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
+		m, ok := r.Values[0].(map[string]any)
+		if !ok {
+			return fmt.Errorf("evidence shape is %T, not a map", r.Values[0])
+		}
+		raw, _ := r.Values[1].([]any)
+		var tids []string
+		for _, v := range raw {
+			id, _ := v.(string)
+			tids = append(tids, id)
+		}
+		p := props(m)
+		if len(tids) == 0 {
+			return fmt.Errorf("evidence %q has no SUPPORTS target", p.str("id"))
+		}
+		e, err := evidenceFrom(p, tids[0], tids[1:])
+		if err != nil {
+			return fmt.Errorf("decode evidence %q: %w", p.str("id"), err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
 }

@@ -312,3 +312,32 @@ func exactNeighbors(cands map[string][]float32, uq []float64, threshold float64)
 	})
 	return res
 }
+
+// SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
+// found from those nodes through the evidence id constraint's index.
+func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
+	var out []graph.Edge
+	err := s.read(ctx, "similar edges of", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
+MATCH (e)-[r:SIMILAR_TO]-(o:Evidence)
+WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
+RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
+			e := graph.Edge{Kind: graph.SimilarTo}
+			e.From, _ = r.Values[0].(string)
+			e.To, _ = r.Values[1].(string)
+			e.Weight, _ = r.Values[2].(float64)
+			e.Label, _ = r.Values[3].(string)
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEdges(out)
+	return out, nil
+}

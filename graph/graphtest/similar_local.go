@@ -1,0 +1,192 @@
+package graphtest
+
+// The local incremental sync (#14, graph/similar_local.go): the degree cap
+// recomputed around the new evidence only must equal the full
+// recomputation, on both backends, through cascades, NLI deferral and a
+// crash between its commit and its watermark.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// testSimilarEdgesOf checks the read of the local sync against the
+// session's SIMILAR_TO edges filtered by endpoint.
+func testSimilarEdgesOf(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	ev := addEv(t, s, sid, "k", clusteredItems(99, 30, 1, "of")...)
+	if _, err := graph.SyncSimilar(ctx, s, sid, graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.SimilarEdges(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{ev[0].ID, ev[7].ID, ev[7].ID, ev[12].ID, graph.EvidenceID(sid, "nope"), "not-an-id"}
+	got, err := s.SimilarEdgesOf(ctx, sid, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []graph.Edge
+	for _, e := range all {
+		if slices.Contains(ids, e.From) || slices.Contains(ids, e.To) {
+			want = append(want, e)
+		}
+	}
+	if len(want) < 3 {
+		t.Fatalf("only %d edges touch the chosen items: the test proves nothing", len(want))
+	}
+	eq(t, "edges of", fmt.Sprint(got), fmt.Sprint(want))
+	none, err := s.SimilarEdgesOf(ctx, sid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "edges of nothing", len(none), 0)
+	if _, err := s.SimilarEdgesOf(ctx, "no-such-session", ids); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+// testSyncLocalEqualsFull grows a session in waves of dense items (every
+// new item over the cap of its group, so that each wave displaces edges
+// and the cap cascades) and compares it after every wave with a twin that
+// runs the full exhaustive sync.
+func testSyncLocalEqualsFull(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	local, full := newSession(t, s), newSession(t, s)
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
+	fp := p
+	fp.Full, fp.Probes = true, 1<<20
+	sizes := []int{60, 1, 7, 15, 2, 11, 4, 9, 1, 13}
+	displaced := 0
+	for w, n := range sizes {
+		items := clusteredItems(uint64(w+3)*104729, n, w+1, fmt.Sprintf("d%d", w))
+		key := fmt.Sprintf("wave%d", w)
+		addEv(t, s, local, key, items...)
+		addEv(t, s, full, key, items...)
+		st, err := graph.SyncSimilar(ctx, s, local, p, nil)
+		if err != nil {
+			t.Fatalf("wave %d: local: %v", w, err)
+		}
+		if w > 0 && !(st.Incremental && st.Local) {
+			t.Fatalf("wave %d: not the local sync: %+v", w, st)
+		}
+		if _, err := graph.SyncSimilar(ctx, s, full, fp, nil); err != nil {
+			t.Fatalf("wave %d: full: %v", w, err)
+		}
+		sameSimilar(t, s, w, local, full)
+		eq(t, fmt.Sprintf("wave %d edge count", w), st.Edges, len(edges(t, s, local, graph.SimilarTo)))
+		displaced += st.Displaced
+	}
+	if displaced == 0 {
+		t.Fatal("no wave displaced an edge: the cascade was never compared with the full sync")
+	}
+	t.Logf("items displaced over the waves: %d", displaced)
+}
+
+// testSyncLocalDeferredLabels bounds the classifier per sync, so that
+// labels wait: the pairs left unlabelled far from the newest evidence
+// must still be labelled by later syncs, as the full sync labels them.
+func testSyncLocalDeferredLabels(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	local, full := newSession(t, s), newSession(t, s)
+	nli := &fakeNLI{}
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3, MaxClassify: 4}
+	for w, n := range []int{40, 5, 5} {
+		items := clusteredItems(uint64(w+11)*7919, n, w+1, fmt.Sprintf("l%d", w))
+		addEv(t, s, local, fmt.Sprint("w", w), items...)
+		addEv(t, s, full, fmt.Sprint("w", w), items...)
+		if _, err := graph.SyncSimilar(ctx, s, local, p, nli); err != nil {
+			t.Fatalf("wave %d: %v", w, err)
+		}
+	}
+	p.MaxClassify = 0
+	st, err := graph.SyncSimilar(ctx, s, local, p, nli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Local {
+		t.Fatalf("labels were waiting, yet the sync ran locally: %+v", st)
+	}
+	for _, e := range edges(t, s, local, graph.SimilarTo) {
+		if e.Label == "" {
+			t.Fatalf("edge %s-%s still unlabelled after an unbounded sync", e.From, e.To)
+		}
+	}
+	fp := p
+	fp.Full, fp.Probes = true, 1<<20
+	if _, err := graph.SyncSimilar(ctx, s, full, fp, nli); err != nil {
+		t.Fatal(err)
+	}
+	sameSimilar(t, s, 0, local, full)
+	st, err = graph.SyncSimilar(ctx, s, local, p, nli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Local {
+		t.Fatalf("every label known, yet the sync was not local: %+v", st)
+	}
+}
+
+// markFails fails the first write of the sync's watermark after a
+// ReplaceSimilar: a crash between the commit and the new mark.
+type markFails struct {
+	graph.Store
+	replaced, failed bool
+}
+
+func (m *markFails) ReplaceSimilar(ctx context.Context, sid string, scope []string, es []graph.Edge) error {
+	m.replaced = true
+	return m.Store.ReplaceSimilar(ctx, sid, scope, es)
+}
+
+func (m *markFails) PutBlob(ctx context.Context, sid, key string, data []byte) error {
+	if key == graph.SimilarMarkBlob && m.replaced && !m.failed {
+		m.failed = true
+		return errors.New("worker killed before the watermark")
+	}
+	return m.Store.PutBlob(ctx, sid, key, data)
+}
+
+// testSyncLocalCrashBeforeMark: a local sync with the classifier that dies
+// after its commit must leave no pair unlabelled once syncs run again.
+func testSyncLocalCrashBeforeMark(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	nli := &fakeNLI{}
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
+	addEv(t, s, sid, "w0", clusteredItems(5, 40, 1, "c0")...)
+	if _, err := graph.SyncSimilar(ctx, s, sid, p, nli); err != nil {
+		t.Fatal(err)
+	}
+	addEv(t, s, sid, "w1", clusteredItems(6, 12, 2, "c1")...)
+	crash := &markFails{Store: s}
+	bounded := p
+	bounded.MaxClassify = 2 // the commit holds unlabelled pairs
+	if _, err := graph.SyncSimilar(ctx, crash, sid, bounded, nli); err == nil || !crash.failed {
+		t.Fatalf("the crash did not happen: err %v, failed %v", err, crash.failed)
+	}
+	if _, err := graph.SyncSimilar(ctx, s, sid, bounded, nli); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if _, err := graph.SyncSimilar(ctx, s, sid, bounded, nli); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for _, e := range edges(t, s, sid, graph.SimilarTo) {
+		if e.Label == "" {
+			n++
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d edges never labelled after the crash", n)
+	}
+}
