@@ -118,6 +118,9 @@ const (
 // pre-refinement strength of every evidence item, so that refinement is a
 // function of (base strength, current edges) and repeating a sync changes
 // nothing.
+// The records are kept in strengthShards blobs under this key and a
+// shard suffix (similar_strength.go); a session written before the shards
+// has the single blob, moved into them by the next sync.
 const StrengthBaseBlob = "graph/similar/strength-base"
 
 // NLILabelBlob is the blob key of a session's NLI label cache: the label of
@@ -719,7 +722,11 @@ type strengthRecord struct {
 // sync is a no-op instead of compounding the boost; it returns how many
 // stored strengths changed.
 func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge, ref Refinement) (int, error) {
-	rec, err := loadStrengthRecords(ctx, s, sessionID)
+	ids := make([]string, len(evs))
+	for i := range evs {
+		ids[i] = evs[i].ID
+	}
+	rec, shards, err := loadStrengthRecords(ctx, s, sessionID, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -728,7 +735,7 @@ func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evide
 	// The record goes first: if the process dies between the two writes, the
 	// stored strengths still equal the recorded Prev values (or are bases,
 	// for items seen the first time), so the next sync keeps the bases.
-	if err := saveStrengthRecords(ctx, s, sessionID, rec, next); err != nil {
+	if err := saveStrengthRecords(ctx, s, sessionID, shards, next); err != nil {
 		return 0, err
 	}
 	if len(updates) > 0 {
@@ -737,23 +744,6 @@ func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evide
 		}
 	}
 	return len(updates), nil
-}
-
-// loadStrengthRecords reads the per-item bases; a session that was never
-// refined has none, which is not an error.
-func loadStrengthRecords(ctx context.Context, s Store, sessionID string) (map[string]strengthRecord, error) {
-	rec := map[string]strengthRecord{}
-	raw, err := s.GetBlob(ctx, sessionID, StrengthBaseBlob)
-	switch {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
-		return nil, err
-	default:
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", StrengthBaseBlob, err)
-		}
-	}
-	return rec, nil
 }
 
 // independentWeights sums, per evidence id, the weights of labelled edges to
@@ -811,24 +801,4 @@ func nextStrengths(evs []Evidence, rec map[string]strengthRecord, support, again
 		next[e.ID] = r
 	}
 	return next, updates
-}
-
-// saveStrengthRecords writes the records only when they changed, so that a
-// sync with nothing new does not rewrite the blob.
-func saveStrengthRecords(ctx context.Context, s Store, sessionID string, rec, next map[string]strengthRecord) error {
-	changed := len(next) != len(rec)
-	for id, r := range next {
-		if old, ok := rec[id]; !ok || old != r {
-			changed = true
-			break
-		}
-	}
-	if !changed {
-		return nil
-	}
-	data, err := json.Marshal(next) // map keys are sorted: deterministic bytes
-	if err != nil {
-		return err
-	}
-	return s.PutBlob(ctx, sessionID, StrengthBaseBlob, data)
 }

@@ -362,8 +362,8 @@ func changedScope(stored, out []Edge) ([]string, []Edge) {
 }
 
 // refineSome is refineStrengths for the affected items only: an item
-// whose labelled edges did not change keeps its refined strength. The
-// records of the other items are kept as they are.
+// whose labelled edges did not change keeps its refined strength. Only
+// the record shards of the affected items are read and written.
 func refineSome(ctx context.Context, s Store, sessionID string, affected []string, edges []Edge, ref Refinement) (int, error) {
 	if len(affected) == 0 {
 		return 0, nil
@@ -382,7 +382,7 @@ func refineSome(ctx context.Context, s Store, sessionID string, affected []strin
 	if err != nil {
 		return 0, err
 	}
-	rec, err := loadStrengthRecords(ctx, s, sessionID)
+	rec, shards, err := loadStrengthRecords(ctx, s, sessionID, affected)
 	if err != nil {
 		return 0, err
 	}
@@ -394,14 +394,7 @@ func refineSome(ctx context.Context, s Store, sessionID string, affected []strin
 		}
 	}
 	next, updates := nextStrengths(mine, rec, support, against, ref)
-	merged := make(map[string]strengthRecord, len(rec)+len(next))
-	for id, r := range rec {
-		merged[id] = r
-	}
-	for id, r := range next {
-		merged[id] = r
-	}
-	if err := saveStrengthRecords(ctx, s, sessionID, rec, merged); err != nil {
+	if err := saveStrengthRecords(ctx, s, sessionID, shards, next); err != nil {
 		return 0, err
 	}
 	if len(updates) > 0 {

@@ -160,6 +160,11 @@ type Store interface {
 	// iteration, query history, staged pages). Put overwrites.
 	PutBlob(ctx context.Context, sessionID, key string, data []byte) error
 	GetBlob(ctx context.Context, sessionID, key string) ([]byte, error) // ErrNotFound if absent
+	// GetBlobs reads several documents in one round trip; a missing key is
+	// absent from the map (no error), a missing session is ErrNotFound.
+	GetBlobs(ctx context.Context, sessionID string, keys []string) (map[string][]byte, error)
+	// PutBlobs writes several documents in one transaction: all or none.
+	PutBlobs(ctx context.Context, sessionID string, blobs map[string][]byte) error
 
 	// Lane observe (incremental signals, docs/incremental-signals.md).
 	//

@@ -711,6 +711,52 @@ func (s *Store) GetBlob(ctx context.Context, sessionID, key string) ([]byte, err
 	return out, err
 }
 
+// GetBlobs returns copies of the named documents that exist.
+func (s *Store) GetBlobs(ctx context.Context, sessionID string, keys []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := s.view(ctx, "get blobs", func(tx *bolt.Tx) error {
+		clear(out)
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		b := sb.Bucket(bktBlobs)
+		for _, k := range keys {
+			if v := b.Get([]byte(k)); v != nil {
+				out[k] = bytes.Clone(v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PutBlobs stores (overwrites) several documents in one transaction.
+func (s *Store) PutBlobs(ctx context.Context, sessionID string, blobs map[string][]byte) error {
+	return s.update(ctx, "put blobs", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		b := sb.Bucket(bktBlobs)
+		for k, data := range blobs {
+			if k == "" {
+				return errors.New("empty blob key")
+			}
+			if data == nil {
+				data = []byte{}
+			}
+			if err := b.Put([]byte(k), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Similar/LocalEqualsFull", testSyncLocalEqualsFull},
 		{"Similar/LocalDeferredLabels", testSyncLocalDeferredLabels},
 		{"Similar/LocalCrashBeforeMark", testSyncLocalCrashBeforeMark},
+		{"Similar/StrengthShardsMigrate", testStrengthShardsMigrate},
 		{"Blobs", testBlobs},
 		{"Ordering/TasksEvidenceEdges", testOrdering},
 		{"Concurrency/ParallelAddEvidence", testConcurrency},
@@ -1501,6 +1502,31 @@ func testBlobs(t *testing.T, s graph.Store) {
 	}
 	got, _ = s.GetBlob(ctx, sid, "big")
 	eqSlice(t, "big blob", got, big)
+
+	// Several at once: absent keys are absent, not errors.
+	if err := s.PutBlobs(ctx, sid, map[string][]byte{"m/1": []byte("one"), "m/2": nil, "svd/3": []byte("v3")}); err != nil {
+		t.Fatal(err)
+	}
+	many, err := s.GetBlobs(ctx, sid, []string{"m/1", "m/2", "svd/3", "m/absent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "blobs read", len(many), 3)
+	eq(t, "blob m/1", string(many["m/1"]), "one")
+	eq(t, "blob m/2", len(many["m/2"]), 0)
+	eq(t, "blob svd/3 overwritten", string(many["svd/3"]), "v3")
+	if err := s.PutBlobs(ctx, sid, map[string][]byte{"m/1": []byte("changed"), "": []byte("x")}); err == nil {
+		t.Fatal("PutBlobs took an empty key")
+	}
+	got, _ = s.GetBlob(ctx, sid, "m/1")
+	eq(t, "PutBlobs is all or none", string(got), "one")
+	_, err = s.GetBlobs(ctx, "no-such-session", []string{"m/1"})
+	wantErr(t, err, graph.ErrNotFound, "GetBlobs of an unknown session")
+	wantErr(t, s.PutBlobs(ctx, "no-such-session", map[string][]byte{"k": nil}), graph.ErrNotFound, "PutBlobs of an unknown session")
+	none, err := s.GetBlobs(ctx, other, []string{"m/1"})
+	if err != nil || len(none) != 0 {
+		t.Fatalf("blobs of another session: %v, %v", none, err)
+	}
 }
 
 func testOrdering(t *testing.T, s graph.Store) {

@@ -7,6 +7,7 @@ package graphtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -189,4 +190,70 @@ func testSyncLocalCrashBeforeMark(t *testing.T, s graph.Store) {
 	if n > 0 {
 		t.Fatalf("%d edges never labelled after the crash", n)
 	}
+}
+
+// testStrengthShardsMigrate turns a refined session back into the layout
+// of before the shards (one StrengthBaseBlob) and checks that the next
+// sync moves the records into shards without touching a strength: with
+// the records lost, the refined strengths would become new bases and the
+// boost would compound.
+func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	nli := &fakeNLI{}
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
+	items := clusteredItems(17, 30, 1, "agree")
+	for i := range items {
+		items[i].Content = fmt.Sprintf("agree %d", i)
+	}
+	addEv(t, s, sid, "w0", items...)
+	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Refined == 0 {
+		t.Fatalf("nothing refined: the test proves nothing (%+v)", st)
+	}
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s/%03x", graph.StrengthBaseBlob, i)
+	}
+	shards, err := s.GetBlobs(ctx, sid, keys)
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("no strength shards after a sync: %d, %v", len(shards), err)
+	}
+	all := map[string]json.RawMessage{}
+	for k, data := range shards {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		for id, r := range m {
+			all[id] = r
+		}
+		if err := s.DeleteBlob(ctx, sid, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legacy, _ := json.Marshal(all)
+	if err := s.PutBlob(ctx, sid, graph.StrengthBaseBlob, legacy); err != nil {
+		t.Fatal(err)
+	}
+	before := evidence(t, s, sid, "")
+	p.Full = true // every item refined again, from the records
+	if st, err = graph.SyncSimilar(ctx, s, sid, p, nli); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "strengths changed by the sync after the migration", st.Refined, 0)
+	for i, e := range evidence(t, s, sid, "") {
+		eq(t, "strength after migration", e.Strength, before[i].Strength)
+	}
+	if _, err := s.GetBlob(ctx, sid, graph.StrengthBaseBlob); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("the single blob is still there: %v", err)
+	}
+	again, err := s.GetBlobs(ctx, sid, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "shards after migration", len(again), len(shards))
 }

@@ -1022,6 +1022,67 @@ func (s *Store) PutBlob(ctx context.Context, sessionID, key string, data []byte)
 	})
 }
 
+// PutBlobs stores (overwrites) several documents in one transaction.
+func (s *Store) PutBlobs(ctx context.Context, sessionID string, blobs map[string][]byte) error {
+	rows := make([]any, 0, len(blobs))
+	for k, data := range blobs {
+		if k == "" {
+			return errors.New("empty blob key")
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		rows = append(rows, map[string]any{"key": k, "data": data})
+	}
+	return s.write(ctx, "put blobs", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return run(ctx, tx, "UNWIND $rows AS r MERGE (b:Blob {session_id: $sid, key: r.key}) SET b.data = r.data",
+			map[string]any{"sid": sessionID, "rows": rows})
+	})
+}
+
+// GetBlobs returns the named documents that exist.
+func (s *Store) GetBlobs(ctx context.Context, sessionID string, keys []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := s.read(ctx, "get blobs", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		clear(out)
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return each(ctx, tx, "MATCH (b:Blob {session_id: $sid}) WHERE b.key IN $keys RETURN b.key, b.data",
+			map[string]any{"sid": sessionID, "keys": keys}, func(r *driver.Record) error {
+				k, _ := r.Values[0].(string)
+				data, err := blobBytes(k, r.Values[1])
+				out[k] = data
+				return err
+			})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// blobBytes is a Blob node's data: bytes, or an empty list or null for an
+// empty document.
+func blobBytes(key string, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case []byte:
+		return v, nil
+	case []any: // an empty list has no element type
+		if len(v) != 0 {
+			return nil, fmt.Errorf("blob %q: data is a list, not bytes", key)
+		}
+		return []byte{}, nil
+	case nil:
+		return []byte{}, nil
+	default:
+		return nil, fmt.Errorf("blob %q: data is %T, not bytes", key, v)
+	}
+}
+
 // GetBlob returns a per-session document, or ErrNotFound.
 func (s *Store) GetBlob(ctx context.Context, sessionID, key string) ([]byte, error) {
 	var out []byte
@@ -1038,20 +1099,8 @@ func (s *Store) GetBlob(ctx context.Context, sessionID, key string) ([]byte, err
 		if rec == nil {
 			return fmt.Errorf("blob %q: %w", key, graph.ErrNotFound)
 		}
-		switch v := rec.Values[0].(type) {
-		case []byte:
-			out = v
-		case []any: // an empty list has no element type
-			if len(v) != 0 {
-				return fmt.Errorf("blob %q: data is a list, not bytes", key)
-			}
-			out = []byte{}
-		case nil:
-			out = []byte{}
-		default:
-			return fmt.Errorf("blob %q: data is %T, not bytes", key, v)
-		}
-		return nil
+		out, err = blobBytes(key, rec.Values[0])
+		return err
 	})
 	return out, err
 }
