@@ -26,8 +26,10 @@ type Fact struct {
 	Text string
 }
 
-// factMinChars drops fragments (headings, captions) too short to state a
-// fact; as the continuation of a picked sentence they are kept.
+// factMinChars is the length from which a sentence is a fact candidate
+// whatever its words; shorter ones compete only as table rows or lines of
+// two words or more (factCandidate), and as the continuation of a picked
+// sentence they are kept.
 const factMinChars = 30
 
 // FactOptions say how ExtractFacts picks.
@@ -91,7 +93,7 @@ func ExtractFacts(focus string, evidence map[int]string, o FactOptions) []Fact {
 	seen := map[string]bool{}
 	for i, p := range pieces {
 		key := normalizeQuote(p.text)
-		if len([]rune(p.text)) < factMinChars || strings.HasPrefix(p.text, "#") || seen[key] {
+		if !factCandidate(p) || seen[key] {
 			continue
 		}
 		seen[key] = true
@@ -118,6 +120,26 @@ func ExtractFacts(focus string, evidence map[int]string, o FactOptions) []Fact {
 		out[j] = Fact{N: pieces[i].n, Text: texts[i]}
 	}
 	return out
+}
+
+// factCandidate says whether a sentence may be picked as a fact: not a
+// heading, and long enough to state one, or short and still a statement.
+// Manuals put their values in short lines: a table row ("| imaps | 993
+// |"), a configuration line ("Pin-Priority: -1"). A one-word caption or a
+// section number does not state anything (words of three letters or
+// more, as the scoring counts them). Measured on the question set: see
+// docs/research.md, Fact recall.
+func factCandidate(p piece) bool {
+	switch {
+	case strings.HasPrefix(p.text, "#"):
+		return false
+	case len([]rune(p.text)) >= factMinChars:
+		return true
+	case strings.HasPrefix(p.text, "|"):
+		return len(p.words) >= 1
+	default:
+		return len(p.words) >= 2
+	}
 }
 
 // factPieces cuts the evidence into sentences of at most maxChars runes,

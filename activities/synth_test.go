@@ -43,6 +43,33 @@ func TestExtractFacts(t *testing.T) {
 	}
 }
 
+// TestExtractFactsShortLines: manuals state values in short lines (a
+// table row, a configuration line); they compete on their score, while a
+// one-word caption, a section number and a heading never do.
+func TestExtractFactsShortLines(t *testing.T) {
+	ev := map[int]string{
+		1: "The port usage is described in the services file of the system.\n| imap2 | 143 | imaps | 993 |\nExample 6.1.\n# Ports and imaps",
+		2: "Pinning is configured per package in the preferences file.\nPin-Priority: -1\nPackages\n1.2.3.",
+	}
+	for _, c := range []struct {
+		focus, want string
+	}{
+		{"imaps port", "| imap2 | 143 | imaps | 993 |"},
+		{"pin priority", "Pin-Priority: -1"},
+	} {
+		got := ExtractFacts(c.focus, ev, FactOptions{K: 1, MaxChars: 400})
+		if len(got) != 1 || got[0].Text != c.want {
+			t.Errorf("%q: got %v, want %q", c.focus, got, c.want)
+		}
+	}
+	for _, p := range []string{"Example 6.1.", "Packages", "1.2.3.", "# Ports and imaps", "| --- | --- |"} {
+		pc := factPieces(map[int]string{1: p}, 400)
+		if len(pc) == 1 && factCandidate(pc[0]) {
+			t.Errorf("%q is a fact candidate", p)
+		}
+	}
+}
+
 func TestProseAndFactsParagraph(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"## Dendrites\n\nDendrites grow [1].\nThey short cells [2].", "Dendrites grow [1]. They short cells [2]."},
