@@ -178,14 +178,10 @@ func (h *hop) evidenceEdges(sb *bolt.Bucket, sid, e string) error {
 // endpoints of their edges.
 func (h *hop) nodes(sb *bolt.Bucket, sid string) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
-	for short := range h.tasks {
-		t, err := getTask(sb, sid, short)
-		if err != nil {
-			return out, err
-		}
-		out.Tasks = append(out.Tasks, t)
+	var err error
+	if out.Tasks, err = h.taskNodes(sb, sid); err != nil {
+		return out, err
 	}
-	graph.SortTasks(out.Tasks)
 	evb := sb.Bucket(bktEvidence)
 	for hash := range h.ev {
 		var r evidenceRec
@@ -204,18 +200,28 @@ func (h *hop) nodes(sb *bolt.Bucket, sid string) (graph.Neighbourhood, error) {
 	return out, nil
 }
 
+// taskNodes decodes the tasks to return, in Tasks order.
+func (h *hop) taskNodes(sb *bolt.Bucket, sid string) ([]graph.Task, error) {
+	var out []graph.Task
+	for short := range h.tasks {
+		t, err := getTask(sb, sid, short)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	graph.SortTasks(out)
+	return out, nil
+}
+
 // shapes is nodes without the evidence texts: targets from the head of
 // each record, embedding and iteration from the cache rows sv.
 func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
-	for short := range h.tasks {
-		t, err := getTask(sb, sid, short)
-		if err != nil {
-			return out, err
-		}
-		out.Tasks = append(out.Tasks, t)
+	var err error
+	if out.Tasks, err = h.taskNodes(sb, sid); err != nil {
+		return out, err
 	}
-	graph.SortTasks(out.Tasks)
 	evb := sb.Bucket(bktEvidence)
 	for hash := range h.ev {
 		row, ok := sv.row[hash]

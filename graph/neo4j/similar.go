@@ -148,12 +148,7 @@ func (s *Store) SimilarEdges(ctx context.Context, sessionID string) ([]graph.Edg
 		}
 		return each(ctx, tx, `MATCH (a:Evidence {session_id: $sid})-[r:SIMILAR_TO]->(b:Evidence)
 RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
-			e := graph.Edge{Kind: graph.SimilarTo}
-			e.From, _ = r.Values[0].(string)
-			e.To, _ = r.Values[1].(string)
-			e.Weight, _ = r.Values[2].(float64)
-			e.Label, _ = r.Values[3].(string)
-			out = append(out, e)
+			out = append(out, similarEdge(r))
 			return nil
 		})
 	})
@@ -326,12 +321,7 @@ func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []stri
 MATCH (e)-[r:SIMILAR_TO]-(o:Evidence)
 WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
 RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
-			e := graph.Edge{Kind: graph.SimilarTo}
-			e.From, _ = r.Values[0].(string)
-			e.To, _ = r.Values[1].(string)
-			e.Weight, _ = r.Values[2].(float64)
-			e.Label, _ = r.Values[3].(string)
-			out = append(out, e)
+			out = append(out, similarEdge(r))
 			return nil
 		})
 	})
@@ -340,4 +330,14 @@ RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": i
 	}
 	graph.SortEdges(out)
 	return out, nil
+}
+
+// similarEdge is a row (from id, to id, weight, label) as an edge.
+func similarEdge(r *driver.Record) graph.Edge {
+	e := graph.Edge{Kind: graph.SimilarTo}
+	e.From, _ = r.Values[0].(string)
+	e.To, _ = r.Values[1].(string)
+	e.Weight, _ = r.Values[2].(float64)
+	e.Label, _ = r.Values[3].(string)
+	return e
 }
