@@ -69,6 +69,7 @@ func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
 		ops[i], metas[i], derrs = decodeOp(i, raw)
 		errs = append(errs, derrs...)
 	}
+	ops = dropEvidenceDependencies(ops, known)
 	errs = append(errs, validate(ops, known, lim, metas)...)
 	if len(errs) > 0 {
 		sortErrors(errs)
@@ -95,6 +96,36 @@ func dropRootDependencies(ops []Op) []Op {
 		out = append(out, o)
 	}
 	return out
+}
+
+// dropEvidenceDependencies removes from the depends_on of create ops the
+// entries that name an evidence line of the read (known.EvidenceRefs) and
+// no task, known or created earlier in the answer. A task waits for
+// tasks, never for evidence: a small model writes "depends_on":["e1","e3"]
+// for "based on evidence e1 and e3" (in every iteration of a real-model
+// session, docs/din-evidence-deps.md), and rejecting the answer threw away the subtasks
+// in it. Like a dependency on the root, it is read as absent. A depend op
+// naming one is left to validation, so that error indexes keep counting
+// the answer's ops.
+func dropEvidenceDependencies(ops []Op, known Known) []Op {
+	if len(known.EvidenceRefs) == 0 {
+		return ops
+	}
+	created := map[string]bool{}
+	evidence := func(id string) bool {
+		_, task := known.Status[id]
+		return known.EvidenceRefs[id] && !task && !created[id]
+	}
+	for i, o := range ops {
+		if o.Op != OpCreate {
+			continue
+		}
+		if slices.ContainsFunc(o.DependsOn, evidence) {
+			ops[i].DependsOn = slices.DeleteFunc(slices.Clone(o.DependsOn), evidence)
+		}
+		created[o.ID] = true
+	}
+	return ops
 }
 
 // opMeta carries what the decoder knows and Validate cannot: which keys were

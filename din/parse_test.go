@@ -426,3 +426,41 @@ func TestLimitsDefaults(t *testing.T) {
 		t.Fatalf("partial limits: %+v", got)
 	}
 }
+
+// TestParseEvidenceDependencies: a depends_on entry naming an evidence
+// line of the read (and no task) is read as absent when the read's refs
+// are known, and is an unknown id when they are not (sessions started
+// before). The real-model answer that every iteration of a make run
+// session sent is the first case.
+func TestParseEvidenceDependencies(t *testing.T) {
+	answer := `{"ops":[
+		{"op":"create","id":"failures","description":"Identify the factors that cause failure","embed_text":"e","depends_on":["e1","e3","t1"]},
+		{"op":"create","id":"e2","description":"a task named like a ref","embed_text":"e"},
+		{"op":"create","id":"y","description":"d","embed_text":"e","depends_on":["e2"]}]}`
+	k := testKnown()
+	if _, errs := Parse(answer, k, DefaultLimits()); len(errs) != 2 {
+		t.Fatalf("without the read's refs: %d errors (%v), want the 2 unknown ids", len(errs), errs)
+	}
+	k.EvidenceRefs = map[string]bool{"e1": true, "e2": true, "e3": true}
+	ops, errs := Parse(answer, k, DefaultLimits())
+	if len(errs) != 0 {
+		t.Fatalf("with the read's refs: %v", errs)
+	}
+	eqDeps := func(i int, want ...string) {
+		t.Helper()
+		if !reflect.DeepEqual(ops[i].DependsOn, want) && !(len(want) == 0 && len(ops[i].DependsOn) == 0) {
+			t.Errorf("op %d depends_on %v, want %v", i, ops[i].DependsOn, want)
+		}
+	}
+	eqDeps(0, "t1")
+	eqDeps(2, "e2") // a task created earlier in the answer keeps the dependency
+	k.Status["e3"] = graph.Pending // a task of the session named like a ref stays too
+	ops, errs = Parse(answer, k, DefaultLimits())
+	if len(errs) != 0 {
+		t.Fatalf("with a task e3: %v", errs)
+	}
+	eqDeps(0, "e3", "t1")
+	if _, errs := Parse(`{"ops":[{"op":"depend","task":"t1","on":"e1"}]}`, k, DefaultLimits()); len(errs) != 1 || errs[0].Index != 0 {
+		t.Errorf("a depend op on evidence is left to validation: %v", errs)
+	}
+}

@@ -19,6 +19,11 @@ type Known struct {
 	// Active is the task the answer is for: the parent of a create that
 	// names none, as the apply step makes it.
 	Active string
+	// EvidenceRefs are the refs of the evidence lines the DIN-Read showed
+	// (e1, e2, ...). A depends_on entry or a depend op naming one of them,
+	// and no task, is dropped as a dependency on the root is
+	// (dropEvidenceDependencies). Nil in sessions that started before it.
+	EvidenceRefs map[string]bool
 }
 
 var shortIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)

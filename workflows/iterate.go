@@ -107,8 +107,12 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		}
 		k = known(withStatus(rs.Tasks, sel, contract.TaskActive), sel)
 	}
-	user := din.Render(s.view(rs, sel, s.pack(ex)))
+	read := s.view(rs, sel, s.pack(ex))
+	user := din.Render(read)
 	s.st.Guides = nil // shown in this DIN-Read
+	if workflow.GetVersion(ctx, changeEvidenceDeps, workflow.DefaultVersion, 1) == 1 {
+		k.EvidenceRefs = evidenceRefs(read)
+	}
 
 	ops, ok, err := s.reason(ctx, iter, user, k)
 	if err != nil {
@@ -184,6 +188,21 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (contract.Ex
 		return ex, fmt.Errorf("iteration %d expand: %w", iter, err)
 	}
 	return ex, nil
+}
+
+// changeEvidenceDeps (#12, docs/din-evidence-deps.md): validation reads a depends_on
+// entry that names an evidence line of the read as absent
+// (din.Known.EvidenceRefs). Before it, such an answer was invalid, and a
+// session replaying from then keeps that path.
+const changeEvidenceDeps = "din-evidence-deps"
+
+// evidenceRefs are the refs of the evidence lines a read shows.
+func evidenceRefs(v din.View) map[string]bool {
+	refs := make(map[string]bool, len(v.Evidence))
+	for _, e := range v.Evidence {
+		refs[e.Ref] = true
+	}
+	return refs
 }
 
 // noteProgress counts a no-op iteration (or ends a run of them) and logs it.
