@@ -103,8 +103,8 @@ func dropRootDependencies(ops []Op) []Op {
 // no task, known or created earlier in the answer. A task waits for
 // tasks, never for evidence: a small model writes "depends_on":["e1","e3"]
 // for "based on evidence e1 and e3" (in every iteration of a real-model
-// session, docs/din-evidence-deps.md), and rejecting the answer threw away the subtasks
-// in it. Like a dependency on the root, it is read as absent. A depend op
+// session, docs/din-evidence-deps.md), and rejecting the answer threw
+// away the subtasks in it. Like a dependency on the root, it is read as absent. A depend op
 // naming one is left to validation, so that error indexes keep counting
 // the answer's ops.
 func dropEvidenceDependencies(ops []Op, known Known) []Op {

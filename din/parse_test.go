@@ -453,7 +453,7 @@ func TestParseEvidenceDependencies(t *testing.T) {
 		}
 	}
 	eqDeps(0, "t1")
-	eqDeps(2, "e2") // a task created earlier in the answer keeps the dependency
+	eqDeps(2, "e2")                // a task created earlier in the answer keeps the dependency
 	k.Status["e3"] = graph.Pending // a task of the session named like a ref stays too
 	ops, errs = Parse(answer, k, DefaultLimits())
 	if len(errs) != 0 {

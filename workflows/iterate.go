@@ -190,8 +190,8 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (contract.Ex
 	return ex, nil
 }
 
-// changeEvidenceDeps (#12, docs/din-evidence-deps.md): validation reads a depends_on
-// entry that names an evidence line of the read as absent
+// changeEvidenceDeps (#12, docs/din-evidence-deps.md): validation reads a
+// depends_on entry that names an evidence line of the read as absent
 // (din.Known.EvidenceRefs). Before it, such an answer was invalid, and a
 // session replaying from then keeps that path.
 const changeEvidenceDeps = "din-evidence-deps"
