@@ -154,19 +154,9 @@ RETURN e {.id, .session_id, .embedding, .created_iter, .content_hash}, collect(t
 		if !ok {
 			return fmt.Errorf("evidence shape is %T, not a map", r.Values[0])
 		}
-		raw, _ := r.Values[1].([]any)
-		var tids []string
-		for _, v := range raw {
-			id, _ := v.(string)
-			tids = append(tids, id)
-		}
-		p := props(m)
-		if len(tids) == 0 {
-			return fmt.Errorf("evidence %q has no SUPPORTS target", p.str("id"))
-		}
-		e, err := evidenceFrom(p, tids[0], tids[1:])
+		e, err := evidenceWithTargets(props(m), r.Values[1])
 		if err != nil {
-			return fmt.Errorf("decode evidence %q: %w", p.str("id"), err)
+			return err
 		}
 		out = append(out, e)
 		return nil

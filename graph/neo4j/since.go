@@ -50,7 +50,13 @@ func evidenceRecord(r *driver.Record) (graph.Evidence, error) {
 	if err != nil {
 		return graph.Evidence{}, err
 	}
-	raw, _ := r.Values[1].([]any)
+	return evidenceWithTargets(np, r.Values[1])
+}
+
+// evidenceWithTargets is an evidence row's properties with its SUPPORTS
+// targets (a list of task ids, the first one first).
+func evidenceWithTargets(np props, targets any) (graph.Evidence, error) {
+	raw, _ := targets.([]any)
 	tids := make([]string, 0, len(raw))
 	for _, v := range raw {
 		id, _ := v.(string)
