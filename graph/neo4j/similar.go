@@ -140,23 +140,8 @@ RETURN e, collect(t.id)`
 
 // SimilarEdges returns the SIMILAR_TO edges only.
 func (s *Store) SimilarEdges(ctx context.Context, sessionID string) ([]graph.Edge, error) {
-	var out []graph.Edge
-	err := s.read(ctx, "similar edges", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		return each(ctx, tx, `MATCH (a:Evidence {session_id: $sid})-[r:SIMILAR_TO]->(b:Evidence)
-RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
-			out = append(out, similarEdge(r))
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	graph.SortEdges(out)
-	return out, nil
+	return s.similarRows(ctx, "similar edges", sessionID, `MATCH (a:Evidence {session_id: $sid})-[r:SIMILAR_TO]->(b:Evidence)
+RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID})
 }
 
 // NearestEvidence labels the session's not yet indexed evidence, then asks
@@ -311,16 +296,22 @@ func exactNeighbors(cands map[string][]float32, uq []float64, threshold float64)
 // SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
 // found from those nodes through the evidence id constraint's index.
 func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
+	return s.similarRows(ctx, "similar edges of", sessionID, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
+MATCH (e)-[r:SIMILAR_TO]-(o:Evidence)
+WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
+RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": ids})
+}
+
+// similarRows runs a read of SIMILAR_TO rows (from id, to id, weight,
+// label) in an existing session and returns them in SortEdges order.
+func (s *Store) similarRows(ctx context.Context, op, sessionID, q string, params map[string]any) ([]graph.Edge, error) {
 	var out []graph.Edge
-	err := s.read(ctx, "similar edges of", func(ctx context.Context, tx driver.ManagedTransaction) error {
+	err := s.read(ctx, op, func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
 		if err := requireSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		return each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
-MATCH (e)-[r:SIMILAR_TO]-(o:Evidence)
-WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
-RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
+		return each(ctx, tx, q, params, func(r *driver.Record) error {
 			out = append(out, similarEdge(r))
 			return nil
 		})
