@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/eval/score"
 	"github.com/lethe-research/lethe/llm"
@@ -108,11 +109,11 @@ func (a *Activities) BaselineLoop(ctx context.Context, in BaselineInput) (System
 	start := time.Now()
 	e := in.Eval
 	res := SystemAnswer{}
-	plan, err := a.answer(ctx, score.PlanSystem, fmt.Sprintf("Question: %s\n\nPlan %d search queries.", in.Question, e.LoopQueries), 256, &res)
+	plan, err := a.answer(ctx, din.PlanSystem, din.PlanPrompt(in.Question, e.LoopQueries), 256, &res)
 	if err != nil {
 		return SystemAnswer{}, err
 	}
-	qs, perr := score.ParsePlan(plan, e.LoopQueries)
+	qs, perr := din.ParsePlan(plan, e.LoopQueries)
 	if perr != nil || len(qs) == 0 {
 		activity.GetLogger(ctx).Warn("loop baseline: plan unusable, searching the question", "qid", in.QID, "error", perr)
 		qs = []string{in.Question}

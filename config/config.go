@@ -239,6 +239,7 @@ type Research struct {
 	BatchSize           int           `mapstructure:"batch_size" json:"batch_size"`
 	MaxPages            int           `mapstructure:"max_pages" json:"max_pages"`
 	SeedSearch          bool          `mapstructure:"seed_search" json:"seed_search"`
+	SeedQueries         int           `mapstructure:"seed_queries" json:"seed_queries"`
 	FollowDepth         int           `mapstructure:"follow_depth" json:"follow_depth"`
 	FollowLinks         int           `mapstructure:"follow_links" json:"follow_links"`
 	MinTime             time.Duration `mapstructure:"min_time" json:"min_time"`

@@ -161,6 +161,7 @@ var params = []Param{
 	p("research.batch_size", Int, 3, 1, 32, "pages fetched per Fetch activity"),
 	p("research.max_pages", Int, 12, 1, 1000, "pages per research run"),
 	p("research.seed_search", Bool, true, 0, 0, "the session first searches its goal itself, before the model's first turn: the model reasons from evidence, and a model that never asks for a search still reads what single-shot retrieval would (docs/eval.md)"),
+	p("research.seed_queries", Int, 3, 0, 8, "search queries one planning call adds to the seed search (0 = the goal only): a question with two parts is searched for each, as the loop baseline's plan reaches both hops of a multihop question (docs/seed-search.md)"),
 	p("research.follow_depth", Int, 1, 0, 3, "links followed from fetched pages, in hops from a search result (0 = none): one hop reaches the pages a result points to, each further hop multiplies the queue by the page's link count"),
 	p("research.follow_links", Int, 10, 0, 100, "followed links per fetched batch that enter the queue, best goal cosine first: bounds the embedding calls and the history payload"),
 	p("research.min_time", Duration, 20*time.Second, 1, 3600, "research time budget at full pressure"),

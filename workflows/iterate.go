@@ -224,6 +224,15 @@ func (s *session) pack(ex contract.ExpandResult) []contract.Candidate {
 	return pack(ex, s.st.Pressure, s.cfg.Context)
 }
 
+// countAnswer adds one answered chat call's tokens and latency to the
+// session's totals.
+func (s *session) countAnswer(out contract.ReasonResult) {
+	s.st.Tokens += out.PromptTokens + out.CompletionTokens
+	s.st.Stats.PromptTokens += out.PromptTokens
+	s.st.Stats.CompletionToken += out.CompletionTokens
+	s.st.Stats.LLMLatencyMS += out.LatencyMS
+}
+
 // reason is steps 8-9: the LLM call, parse and validate, and the repair loop
 // with a halved thinking budget per attempt. ok is false when the call
 // failed or no valid answer came back (the seed's rule: the iteration
@@ -253,10 +262,7 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 			s.log.Warn("LLM call failed; task goes back to PENDING", "iteration", iter, "error", err)
 			return nil, false, nil
 		}
-		s.st.Tokens += out.PromptTokens + out.CompletionTokens
-		s.st.Stats.PromptTokens += out.PromptTokens
-		s.st.Stats.CompletionToken += out.CompletionTokens
-		s.st.Stats.LLMLatencyMS += out.LatencyMS
+		s.countAnswer(out)
 		ops, errs := din.Parse(out.Content, k, lim)
 		if len(errs) == 0 {
 			return ops, true, nil

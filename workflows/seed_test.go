@@ -30,7 +30,12 @@ func TestSeedSearch(t *testing.T) {
 	if on.res.Stats.WebSearches != 1 || on.res.Evidence == 0 {
 		t.Fatalf("seeded session: %d searches, %d evidence; want 1 search and evidence", on.res.Stats.WebSearches, on.res.Evidence)
 	}
-	p := chatPrompts(on.llm)
+	var p []string
+	for _, q := range chatPrompts(on.llm) {
+		if strings.Contains(q, "=GOAL") { // the planning call comes first
+			p = append(p, q)
+		}
+	}
 	if len(p) == 0 || strings.Contains(p[0], din.UnresearchedHint) || !regexp.MustCompile(`(?m)^E e\d+ `).MatchString(p[0]) {
 		t.Fatalf("the first DIN-Read should show the seed's evidence and no unresearched hint:\n%s", p[0])
 	}
@@ -132,5 +137,70 @@ func TestSeededSubtasksCiteTheSeed(t *testing.T) {
 		if !regexp.MustCompile(`\[\d+\]`).MatchString(sec) {
 			t.Errorf("section %q cites nothing:%s", title, sec)
 		}
+	}
+}
+
+// planRule answers the seed's planning call (din.PlanSystem).
+func planRule(reply string, status int) llmtest.Rule {
+	return llmtest.Rule{Name: "plan", System: []string{`^You plan research\.`}, Reply: reply, Status: status}
+}
+
+// TestSeedPlan: the seed also searches the queries of one planning call,
+// so both parts of a two-part goal are read before the model's first
+// turn; a plan query that repeats the goal is a duplicate, not a second
+// search. With research.seed_queries at 0 there is no planning call.
+func TestSeedPlan(t *testing.T) {
+	plan := `{"queries":["lithium dendrite growth through solid electrolytes","cathode interface degradation in solid-state cells","` + goal + `"]}`
+	script := llmtest.Script{Rules: []llmtest.Rule{planRule(plan, 0), {Name: "done", Reply: ownKnowledge}}}
+	// One page per search: the goal's search alone reads one part.
+	params := func(n string) map[string]string {
+		return map[string]string{"research.seed_search": "true", "research.seed_queries": n, "research.max_pages": "1"}
+	}
+	on := runSession(t, script, params("3"))
+	if on.err != nil {
+		t.Fatal(on.err)
+	}
+	if used := rulesUsed(on.llm); used["plan"] != 1 {
+		t.Fatalf("planning calls %v, want one", used)
+	}
+	if on.res.Stats.WebSearches != 3 || on.res.Stats.DuplicateCalls != 1 {
+		t.Fatalf("%d searches, %d duplicates; want the goal and two planned queries, the goal's repeat skipped",
+			on.res.Stats.WebSearches, on.res.Stats.DuplicateCalls)
+	}
+	goalOnly := runSession(t, script, params("0"))
+	if goalOnly.err != nil {
+		t.Fatal(goalOnly.err)
+	}
+	if used := rulesUsed(goalOnly.llm); used["plan"] != 0 || goalOnly.res.Stats.WebSearches != 1 {
+		t.Fatalf("seed_queries 0: calls %v, %d searches; want no plan and the goal's search", used, goalOnly.res.Stats.WebSearches)
+	}
+	if on.res.Evidence <= goalOnly.res.Evidence {
+		t.Fatalf("planned seed read %d evidence, the goal alone %d: the plan's searches added nothing", on.res.Evidence, goalOnly.res.Evidence)
+	}
+	if on.res.Stats.LLMCalls != goalOnly.res.Stats.LLMCalls+1 || on.res.Tokens <= goalOnly.res.Tokens {
+		t.Fatalf("the planning call is not counted: %d calls / %d tokens against %d / %d",
+			on.res.Stats.LLMCalls, on.res.Tokens, goalOnly.res.Stats.LLMCalls, goalOnly.res.Tokens)
+	}
+}
+
+// TestSeedPlanFailureSearchesTheGoal: a planning call the server refuses,
+// or an answer that is not a plan, leaves the goal's search; the session
+// goes on to the model's turn as without a plan.
+func TestSeedPlanFailureSearchesTheGoal(t *testing.T) {
+	for name, rule := range map[string]llmtest.Rule{
+		"refused":  planRule(`{"error":"bad request"}`, 400),
+		"not json": planRule("I would search for dendrites and interfaces.", 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			script := llmtest.Script{Rules: []llmtest.Rule{rule, {Name: "done", Reply: ownKnowledge}}}
+			r := runSession(t, script, map[string]string{"research.seed_search": "true", "research.seed_queries": "3"})
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.res.Stats.WebSearches != 1 || r.res.Evidence == 0 || r.res.StopReason != workflows.StopRootDone {
+				t.Fatalf("%d searches, %d evidence, stop %q; want the goal's search and the model's turn",
+					r.res.Stats.WebSearches, r.res.Evidence, r.res.StopReason)
+			}
+		})
 	}
 }

@@ -147,26 +147,6 @@ func cut(s string, n int) string {
 // AnswerSystem is the system message of the baselines' answer call.
 const AnswerSystem = `You answer questions from the numbered sources given. Write a short answer in plain prose. After each sentence, put the number of the source it comes from in brackets, like [1]. Use only the sources; if they do not contain the answer, say so.`
 
-// PlanSystem is the system message of the loop baseline's planning call.
-const PlanSystem = `You plan research. Answer with one JSON object only: {"queries": ["...", "...", "..."]}: short search queries whose results together answer the question.`
-
-// ParsePlan reads the planned queries, at most n, empty ones dropped.
-func ParsePlan(content string, n int) ([]string, error) {
-	var p struct {
-		Queries []string `json:"queries"`
-	}
-	if err := firstObject(content, &p); err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, q := range p.Queries {
-		if q = strings.TrimSpace(q); q != "" && len(out) < n {
-			out = append(out, q)
-		}
-	}
-	return out, nil
-}
-
 // AnswerPrompt is the user message of an answer call: the numbered
 // sources, then the question (last, where small models look).
 func AnswerPrompt(question string, sources []string) string {

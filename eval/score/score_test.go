@@ -125,13 +125,6 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func TestParsePlan(t *testing.T) {
-	got, err := ParsePlan(`{"queries":["a"," ","b","c","d"]}`, 3)
-	if err != nil || !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
-		t.Fatalf("ParsePlan = %v, %v", got, err)
-	}
-}
-
 func TestSummarize(t *testing.T) {
 	recs := []Record{
 		{Index: 1, System: "rag", Contains: true, Judge: 1, Cited: 3, Supported: 2, Factual: 4, Citing: 3, EvidenceRecall: 1, Calls: 1, PromptTokens: 900, CompletionTokens: 100, Seconds: 30},
