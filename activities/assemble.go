@@ -30,6 +30,10 @@ type sectionDoc struct {
 type sectionsDoc struct {
 	Sections []sectionDoc
 	Sources  []Source
+	// Goal is the root's evidence nearest the goal (source number ->
+	// texts), which the summary picks its facts for the goal from beside
+	// the sections' (assembly.summary_facts).
+	Goal map[int]string `json:",omitempty"`
 }
 
 const sectionsKey = "assembly/sections"
@@ -77,8 +81,15 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 			return CollectResult{}, err
 		}
 	}
-	order := c.mmrOrder(algebra.ToFloat64(s.GoalQueryEmb), c.cfg.MMRLambda)
-	doc := sectionsDoc{Sources: c.list}
+	goal := algebra.ToFloat64(s.GoalQueryEmb)
+	doc := sectionsDoc{}
+	if c.cfg.SummaryFacts > 0 && len(c.secs) > 0 {
+		if doc.Goal, err = c.goalEvidence(ctx, s.GoalQueryEmb); err != nil {
+			return CollectResult{}, err
+		}
+	}
+	order := c.mmrOrder(goal, c.cfg.MMRLambda)
+	doc.Sources = c.list
 	for _, i := range order {
 		sec := c.secs[i]
 		doc.Sections = append(doc.Sections, sec)
@@ -213,6 +224,39 @@ func supporting(ev []graph.Evidence, taskID string) []graph.Evidence {
 		}
 	}
 	return out
+}
+
+// goalEvidence is the root's own evidence (the seed's searches of the goal
+// and its plan, docs/seed-search.md) nearest the goal query, at most
+// assembly.summary_evidence items, numbered as sources. The seeds' rule
+// gives sections only to DONE tasks and researched leaves, so when the
+// model plans subtasks the root's evidence makes no section, and a
+// report's summary would not see the passages retrieved for the question
+// itself: in the local evaluation lethe read the answer and lost it in the
+// report where single-shot retrieval answered (dr-018, dr-051).
+func (c *collector) goalEvidence(ctx context.Context, goal []float32) (map[int]string, error) {
+	ev, err := c.a.Store.EvidenceOfTasks(ctx, c.session, []string{graph.RootShortID})
+	if err != nil {
+		return nil, fmt.Errorf("collect goal evidence: %w", err)
+	}
+	var kept []graph.Evidence
+	var cos []float64
+	for _, e := range supporting(ev, graph.TaskID(c.session, graph.RootShortID)) {
+		if e.SourceURL != "" && e.Kind != graph.KindLLM {
+			kept = append(kept, e)
+			cos = append(cos, algebra.Cosine32(goal, e.Embedding))
+		}
+	}
+	idx := make([]int, len(kept))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return cos[idx[a]] > cos[idx[b]] })
+	out := map[int]string{}
+	for _, i := range idx[:min(len(idx), c.cfg.SummaryEvidence)] {
+		out[c.sourceNumber(kept[i])] += kept[i].Content + "\n"
+	}
+	return out, nil
 }
 
 // checkRoot holds the root's result, which the model wrote during the

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -74,7 +76,22 @@ func collectWhole(ctx context.Context, a *Activities, in CollectInput) (CollectR
 			return CollectResult{}, sectionsDoc{}, err
 		}
 	}
-	doc := sectionsDoc{Sources: c.list}
+	doc := sectionsDoc{}
+	if c.cfg.SummaryFacts > 0 && len(c.secs) > 0 { // the root's evidence nearest the goal, from the whole read
+		ev, err := a.Store.Evidence(ctx, in.SessionID, graph.RootShortID)
+		if err != nil {
+			return CollectResult{}, sectionsDoc{}, err
+		}
+		ev = slices.DeleteFunc(ev, func(e graph.Evidence) bool { return e.SourceURL == "" || e.Kind == graph.KindLLM })
+		sort.SliceStable(ev, func(i, j int) bool {
+			return algebra.Cosine32(s.GoalQueryEmb, ev[i].Embedding) > algebra.Cosine32(s.GoalQueryEmb, ev[j].Embedding)
+		})
+		doc.Goal = map[int]string{}
+		for _, e := range ev[:min(len(ev), c.cfg.SummaryEvidence)] {
+			doc.Goal[c.sourceNumber(e)] += e.Content + "\n"
+		}
+	}
+	doc.Sources = c.list
 	for _, i := range c.mmrOrder(algebra.ToFloat64(s.GoalQueryEmb), c.cfg.MMRLambda) {
 		doc.Sections = append(doc.Sections, c.secs[i])
 		out.Sections = append(out.Sections, SectionInfo{Title: c.secs[i].Title, Tokens: llm.EstimateTokens(c.secs[i].Text)})

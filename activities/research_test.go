@@ -218,7 +218,13 @@ func TestResearchActivities(t *testing.T) {
 // request log shows what was embedded.
 func newResearchEnv(t *testing.T, dir string, extra map[string]string) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities, *llmtest.Server) {
 	t.Helper()
-	model := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
+	return newScriptedEnv(t, dir, extra, lethetest.Script(t, "battery_root_done"))
+}
+
+// newScriptedEnv is newResearchEnv with the model answering from script.
+func newScriptedEnv(t *testing.T, dir string, extra map[string]string, script llmtest.Script) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities, *llmtest.Server) {
+	t.Helper()
+	model := llmtest.NewServer(script)
 	t.Cleanup(model.Close)
 	cfg := lethetest.Config(t, model.URL(), dir, extra)
 	store, err := embedded.Open(cfg.Graph.Path)

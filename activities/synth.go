@@ -335,13 +335,16 @@ func factsParagraph(facts []Fact) string {
 	return strings.Join(parts, " ")
 }
 
-const summarySystem = `You write the closing summary of a research report: 2 to 4 sentences that answer the goal from the report.
-Use only what the report says. Keep the source numbers like [2] of the sentences you use, and names, commands, file paths and numbers exactly as the report writes them. No heading, no list.`
+const summarySystem = `You write the closing summary of a research report: 2 to 4 sentences that answer the goal from the report and the facts given with it.
+Use only what the report and the facts say. Keep the source numbers like [2] of the sentences you use, and names, commands, file paths and numbers exactly as they are written. No heading, no list.`
 
-// Summarize writes the report's closing summary from its sections. Its
-// citations are checked against the sections' sources like a composed
-// part's (one repair, then invalid ones removed). An answer that is not
-// prose (JSON, empty) gives no summary rather than a wrong one.
+// Summarize writes the report's closing summary from its sections and,
+// with in.Facts, the evidence sentences that best answer the goal itself
+// (from the sections' evidence and the root's nearest the goal,
+// CollectSections): a section answers its task, and the summary answers
+// the question. Its citations are checked against those sources like a
+// composed part's (one repair, then invalid ones removed). An answer that
+// is not prose (JSON, empty) gives no summary rather than a wrong one.
 func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeResult, error) {
 	var doc sectionsDoc
 	ok, err := getBlob(ctx, a.Store, in.SessionID, sectionsKey, &doc)
@@ -357,7 +360,10 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 			evidence[n] += text
 		}
 	}
-	user := fmt.Sprintf("Summarize this report for the goal: %s\n\nReport:\n%s\n\n%s\n", in.Goal, in.Report, summaryReminder)
+	for n, text := range doc.Goal {
+		evidence[n] += text
+	}
+	user := summaryPrompt(in, ExtractFacts(in.Goal, evidence, FactOptions{K: in.Facts, MaxChars: 400, Follow: in.FactFollow}))
 	res := ComposeResult{}
 	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, summarySystem, user, summaryReminder, evidence, &res)
 	if err != nil {
@@ -370,6 +376,22 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 	res.Markdown = dropRepeats(Prose(text))
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
+}
+
+// summaryPrompt is the summary call's user message: the goal, the report,
+// then the facts for the goal (none when in.Facts is 0).
+func summaryPrompt(in SummarizeInput, facts []Fact) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Summarize this report for the goal: %s\n\nReport:\n%s\n\n", in.Goal, in.Report)
+	if len(facts) > 0 {
+		b.WriteString("Facts for the goal:\n")
+		for _, f := range facts {
+			fmt.Fprintf(&b, "[%d] %s\n", f.N, f.Text)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(summaryReminder + "\n")
+	return b.String()
 }
 
 // dropRepeats removes the sentences of a paragraph that repeat an earlier

@@ -323,6 +323,8 @@ type Assembly struct {
 	SectionFacts      int     `mapstructure:"section_facts" json:"section_facts"`
 	FactFollow        int     `mapstructure:"fact_follow" json:"fact_follow"`
 	SummaryChars      int     `mapstructure:"summary_chars" json:"summary_chars"`
+	SummaryFacts      int     `mapstructure:"summary_facts" json:"summary_facts"`
+	SummaryEvidence   int     `mapstructure:"summary_evidence" json:"summary_evidence"`
 }
 
 type DIN struct {

@@ -378,6 +378,11 @@ type SummarizeInput struct {
 	Goal      string `json:"goal"`
 	Report    string `json:"report"` // the sections, bounded by the workflow
 	MaxTokens int    `json:"max_tokens,omitempty"`
+	// Facts is how many evidence sentences for the goal the summary
+	// reads beside the report (assembly.summary_facts; 0 = none), each
+	// joined by FactFollow following sentences.
+	Facts      int `json:"facts,omitempty"`
+	FactFollow int `json:"fact_follow,omitempty"`
 }
 
 // VerifyInput is one batch of cited (sentence, source) pairs to judge

@@ -35,6 +35,7 @@ func (s *session) synthesize(ctx workflow.Context, col contract.CollectResult) (
 	in := contract.SummarizeInput{
 		SessionID: s.id, Goal: s.in.Goal, MaxTokens: s.cfg.LLM.ComposeTokens,
 		Report: boundChars(strings.Join(texts, "\n\n"), s.cfg.Assembly.SummaryChars),
+		Facts:  s.cfg.Assembly.SummaryFacts, FactFollow: s.cfg.Assembly.FactFollow,
 	}
 	if est := contract.EstimateTokens(in.Report) + 2*s.cfg.LLM.ComposeTokens; s.st.TokensUsed()+est > s.cfg.Budget.MaxTokens {
 		s.log.Info("token budget spent; the report has no summary", "estimate", est)

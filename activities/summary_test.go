@@ -1,0 +1,114 @@
+package activities_test
+
+import (
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/llm/llmtest"
+)
+
+// summaryGoal is dr-018 of the question set: the answer sits in a table
+// row the goal's own search read, on the root, while the model's subtask
+// researched something else.
+const summaryGoal = "Which port does the secure IMAP service imaps use?"
+
+// summarySession holds the root's evidence (the answer, and an unrelated
+// page) and a researched leaf whose evidence does not answer the goal.
+func summarySession(t *testing.T, env *testsuite.TestActivityEnvironment, store *embedded.Store, sid string) {
+	t.Helper()
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: summaryGoal}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.GetSession(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim := len(sess.GoalQueryEmb)
+	if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+		{Kind: graph.OpCreate, Task: "pop", Description: "Testing a TLS POP3 service", EmbedText: "pop3 tls", Embedding: llmtest.Embedding("pop3 tls", dim)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	root := []graph.Evidence{
+		{Content: "Port numbers of services.\n| imaps | 993 | IMAP over TLS |", SourceURL: "corpus:///services.html", Title: "Services",
+			Strength: 0.6, Embedding: llmtest.Embedding("which port does the secure imap service imaps use", dim), CreatedIter: 0},
+		{Content: "Roses want six hours of sun and a rich soil.", SourceURL: "corpus:///garden.html", Title: "Garden",
+			Strength: 0.9, Embedding: llmtest.Embedding("roses sun soil garden", dim), CreatedIter: 0},
+	}
+	if _, err := store.AddEvidence(t.Context(), sid, "ingest/root", graph.RootShortID, root); err != nil {
+		t.Fatal(err)
+	}
+	leaf := []graph.Evidence{{Content: "To test the TLS/SSL enabled POP3 service you need a TLS/SSL enabled telnet client.", SourceURL: "corpus:///pop.html",
+		Title: "POP3", Strength: 0.8, Embedding: llmtest.Embedding("pop3 tls telnet client", dim), CreatedIter: 1}}
+	if _, err := store.AddEvidence(t.Context(), sid, "ingest/pop", "pop", leaf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSummaryReadsGoalFacts: the summary call sees, beside the report's
+// sections, the evidence sentences that answer the goal itself, taken
+// from the root's evidence nearest the goal (assembly.summary_evidence)
+// and numbered as sources of the report, so a summary can state and cite
+// an answer no section held. With assembly.summary_facts at 0 it reads
+// the sections only, as before.
+func TestSummaryReadsGoalFacts(t *testing.T) {
+	script := llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "answer", Match: []string{`^Summarize this report`, `(?m)^Facts for the goal:\n(?:.*\n)*?\[(?P<n>\d+)\] [^\n]*993`}, Expand: true,
+			Reply: "The secure IMAP service imaps uses port 993 [${n}]."},
+		{Name: "sections-only", Match: []string{`^Summarize this report`}, Reply: "The report covers a POP3 client [1]."},
+	}}
+	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, script)
+	asm := config.Defaults().Assembly
+	asm.SummaryEvidence = 1 // the root's one item nearest the goal: the services row, not the garden
+	summarySession(t, env, store, "sum")
+	v, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: "sum", Assembly: asm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col activities.CollectResult
+	if err := v.Get(&col); err != nil {
+		t.Fatal(err)
+	}
+	if len(col.Sections) != 1 || col.Sections[0].Title != "Testing a TLS POP3 service" {
+		t.Fatalf("sections %+v: want the researched leaf only (the seeds' rule)", col.Sections)
+	}
+	urls := map[string]int{}
+	for _, s := range col.Sources {
+		urls[s.URL] = s.N
+	}
+	if urls["corpus:///services.html"] == 0 || urls["corpus:///garden.html"] != 0 {
+		t.Fatalf("sources %+v: want the goal's nearest root item numbered, the garden not", col.Sources)
+	}
+	summarize := func(facts int) activities.ComposeResult {
+		t.Helper()
+		v, err := env.ExecuteActivity(acts.Summarize, activities.SummarizeInput{SessionID: "sum", Goal: summaryGoal,
+			Report: "## Testing a TLS POP3 service\n\nA POP3 test needs a TLS client [1].", Facts: facts, FactFollow: asm.FactFollow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res activities.ComposeResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	n := urls["corpus:///services.html"]
+	got := summarize(asm.SummaryFacts)
+	if !strings.Contains(got.Markdown, "993") || len(got.Cited) != 1 || got.Cited[0] != n || got.RemovedCitations != 0 {
+		t.Fatalf("summary %+v: want the goal fact stated and cited as [%d]", got, n)
+	}
+	got = summarize(0)
+	if strings.Contains(got.Markdown, "993") {
+		t.Fatalf("summary_facts 0: %q, want the sections only", got.Markdown)
+	}
+	reqs := model.Requests()
+	if last := reqs[len(reqs)-1].User; strings.Contains(last, "Facts for the goal") {
+		t.Fatalf("summary_facts 0 still shows facts:\n%s", last)
+	}
+}
