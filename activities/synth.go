@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/lethe-research/lethe/config"
 )
@@ -69,10 +70,11 @@ func factStop(w string) bool {
 
 // piece is one sentence (or a cut part of one) of a source, in order.
 type piece struct {
-	n     int // source number
-	text  string
-	words map[string]int
-	len   int
+	n       int // source number
+	text    string
+	words   map[string]int
+	len     int
+	heading bool // a whole line that is a title (headingLine)
 }
 
 // ExtractFacts picks the o.K sentences of the evidence (source number →
@@ -131,7 +133,7 @@ func ExtractFacts(focus string, evidence map[int]string, o FactOptions) []Fact {
 // docs/research.md, Fact recall.
 func factCandidate(p piece) bool {
 	switch {
-	case strings.HasPrefix(p.text, "#"):
+	case strings.HasPrefix(p.text, "#") || p.heading:
 		return false
 	case len([]rune(p.text)) >= factMinChars:
 		return true
@@ -152,8 +154,11 @@ func factPieces(evidence map[int]string, maxChars int) []piece {
 	sort.Ints(ns)
 	var out []piece
 	for _, n := range ns {
-		for _, line := range strings.Split(evidence[n], "\n") {
-			for _, sent := range splitPassage(strings.Join(strings.Fields(line), " "), maxChars) {
+		lines := strings.Split(evidence[n], "\n")
+		for k, line := range lines {
+			line = strings.Join(strings.Fields(line), " ")
+			head := headingLine(line, k+1 == len(lines) || strings.TrimSpace(lines[k+1]) == "")
+			for _, sent := range splitPassage(line, maxChars) {
 				if sent == "" {
 					continue
 				}
@@ -162,11 +167,32 @@ func factPieces(evidence map[int]string, maxChars int) []piece {
 				for _, c := range ws {
 					l += c
 				}
-				out = append(out, piece{n: n, text: sent, words: ws, len: l})
+				out = append(out, piece{n: n, text: sent, words: ws, len: l, heading: head})
 			}
 		}
 	}
 	return out
+}
+
+// headingMaxWords is the longest line headingLine takes for a title.
+const headingMaxWords = 12
+
+// headingLine says whether a whole line is a title: it stands alone (a
+// blank line or the end follows it), is short, and ends as no statement
+// does, with no punctuation, no value after a colon or an equals sign,
+// and not as a command, a list item or a table row. A corpus passage and an extracted
+// page put their section titles so ("Lithium dendrites in solid
+// electrolytes", then a blank line), and a title picked as a fact, or
+// joined to one, runs into the next sentence in the report ("…[2].
+// Manufacturing challenges of solid-state batteries Thin ceramic
+// separators…").
+func headingLine(line string, alone bool) bool {
+	if !alone || line == "" || len(strings.Fields(line)) > headingMaxWords || strings.ContainsAny(line, ":=;$|<>{}()[]\"`'/_") ||
+		listMarkRe.MatchString(line) {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(line)
+	return unicode.IsLetter(last) || unicode.IsDigit(last)
 }
 
 // factScores is each piece's score for focus: BM25 (ExtractFacts), or the
@@ -229,7 +255,7 @@ func followOn(pieces []piece, i int, o FactOptions, used map[int]bool) string {
 	text := pieces[i].text
 	for j := i + 1; j <= i+o.Follow && j < len(pieces); j++ {
 		p := pieces[j]
-		if p.n != pieces[i].n || used[j] || strings.HasPrefix(p.text, "#") || strings.HasPrefix(p.text, "|") || strings.HasSuffix(text, "…") ||
+		if p.n != pieces[i].n || used[j] || p.heading || strings.HasPrefix(p.text, "#") || strings.HasPrefix(p.text, "|") || strings.HasSuffix(text, "…") ||
 			len([]rune(text))+1+len([]rune(p.text)) > o.MaxChars {
 			break
 		}

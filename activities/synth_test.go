@@ -70,6 +70,35 @@ func TestExtractFactsShortLines(t *testing.T) {
 	}
 }
 
+// TestExtractFactsSkipsTitles: a title line that stands alone (a corpus
+// passage's first line, a section title of an extracted page) is neither
+// a fact nor the continuation of one, so the report does not run it into
+// the next sentence; a configuration line, a list item and a command that
+// stand alone stay candidates.
+func TestExtractFactsSkipsTitles(t *testing.T) {
+	ev := map[int]string{
+		1: "Manufacturing challenges of solid-state batteries\n\nThin ceramic separators are brittle and difficult to produce at scale.\n\nLithium dendrites in solid electrolytes\n\nDendrites grow through the separators along grain boundaries.",
+		2: "Table 6.11. List of print servers and utilities\n\nPin-Priority: -1\n\n- Lock GRUB menu from editing\n\n$ systemctl set-default multi-user\n",
+	}
+	got := ExtractFacts("manufacturing challenges separators dendrites", ev, FactOptions{K: 6, MaxChars: 400, Follow: 3})
+	for _, f := range got {
+		for _, title := range []string{"Manufacturing challenges of solid-state batteries", "Lithium dendrites in solid electrolytes", "Table 6.11."} {
+			if strings.Contains(f.Text, title) {
+				t.Errorf("fact %q holds the title %q", f.Text, title)
+			}
+		}
+	}
+	if len(got) < 2 || !strings.HasPrefix(got[0].Text, "Thin ceramic separators") || !strings.HasPrefix(got[1].Text, "Dendrites grow") {
+		t.Errorf("facts %+v: want the two sentences of source 1 first, without their titles", got)
+	}
+	for _, line := range []string{"Pin-Priority: -1", "- Lock GRUB menu from editing", "$ systemctl set-default multi-user"} {
+		pc := factPieces(map[int]string{1: line + "\n\nMore text follows here in a sentence."}, 400)
+		if !factCandidate(pc[0]) {
+			t.Errorf("%q standing alone is not a fact candidate", line)
+		}
+	}
+}
+
 func TestProseAndFactsParagraph(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"## Dendrites\n\nDendrites grow [1].\nThey short cells [2].", "Dendrites grow [1]. They short cells [2]."},
