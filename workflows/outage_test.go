@@ -18,7 +18,13 @@ import (
 // injector; cut decides which requests lose their connection.
 func runFaulty(t *testing.T, script string, extra map[string]string, cut func(chat int, r *http.Request) bool, during ...func(*testsuite.TestWorkflowEnvironment)) run {
 	t.Helper()
-	srv := llmtest.NewServer(lethetest.Script(t, script))
+	return runFaultyScript(t, lethetest.Script(t, script), extra, cut, during...)
+}
+
+// runFaultyScript is runFaulty with the model answering from script.
+func runFaultyScript(t *testing.T, script llmtest.Script, extra map[string]string, cut func(chat int, r *http.Request) bool, during ...func(*testsuite.TestWorkflowEnvironment)) run {
+	t.Helper()
+	srv := llmtest.NewServer(script)
 	t.Cleanup(srv.Close)
 	f, err := llmtest.NewFaulty(srv.Handler())
 	if err != nil {

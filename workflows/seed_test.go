@@ -204,3 +204,30 @@ func TestSeedPlanFailureSearchesTheGoal(t *testing.T) {
 		})
 	}
 }
+
+// TestSeedPlanWaitsOutChatOutage: the chat server down when the seed
+// plans is waited out like any model call; the plan then runs, and the
+// wait does not count against the session's wall clock.
+func TestSeedPlanWaitsOutChatOutage(t *testing.T) {
+	plan := `{"queries":["lithium dendrite growth through solid electrolytes","cathode interface degradation in solid-state cells"]}`
+	script := llmtest.Script{Rules: []llmtest.Rule{planRule(plan, 0), {Name: "done", Reply: ownKnowledge}}}
+	cuts := 0
+	r := runFaultyScript(t, script, map[string]string{"research.seed_search": "true", "research.seed_queries": "2", "research.max_pages": "1"},
+		func(chat int, req *http.Request) bool {
+			if isChat(req) && cuts < 5 {
+				cuts++
+				return true
+			}
+			return false
+		})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if cuts != 5 || r.res.Stats.WebSearches != 3 || r.res.Stats.FailedCalls != 0 || r.res.StopReason != workflows.StopRootDone {
+		t.Fatalf("%d cuts, %d searches, %d failed calls, stop %q; want the outage waited out and the plan searched",
+			cuts, r.res.Stats.WebSearches, r.res.Stats.FailedCalls, r.res.StopReason)
+	}
+	if r.res.ModelWaitedS <= 0 {
+		t.Fatalf("model_waited_s %.1f: the wait was not recorded", r.res.ModelWaitedS)
+	}
+}
