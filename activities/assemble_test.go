@@ -33,19 +33,7 @@ func TestCollectSections(t *testing.T) {
 	// unresearched subtask; and the same with a researched leaf.
 	setup := func(sid string, leafEvidence bool) {
 		t.Helper()
-		if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
-			t.Fatal(err)
-		}
-		sess, err := store.GetSession(t.Context(), sid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dim := len(sess.GoalQueryEmb)
-		if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{
-			{Kind: graph.OpCreate, Task: "mech", Description: "Failure mechanisms", EmbedText: "failure mechanisms", Embedding: llmtest.Embedding("failure mechanisms", dim)},
-		}}); err != nil {
-			t.Fatal(err)
-		}
+		dim := bootstrapWithSubtask(t, env, store, sid, "How do solid-state batteries fail?", "mech", "Failure mechanisms")
 		ev := []graph.Evidence{{Content: "Lithium dendrites grow along grain boundaries.", SourceURL: "corpus:///dendrites.md", Title: "Dendrites",
 			Strength: 0.8, Embedding: llmtest.Embedding("dendrites grain boundaries", dim), CreatedIter: 1}}
 		if _, err := store.AddEvidence(t.Context(), sid, "ingest/root", graph.RootShortID, ev); err != nil {

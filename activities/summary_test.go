@@ -22,19 +22,7 @@ const summaryGoal = "Which port does the secure IMAP service imaps use?"
 // page) and a researched leaf whose evidence does not answer the goal.
 func summarySession(t *testing.T, env *testsuite.TestActivityEnvironment, store *embedded.Store, sid string) {
 	t.Helper()
-	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: summaryGoal}); err != nil {
-		t.Fatal(err)
-	}
-	sess, err := store.GetSession(t.Context(), sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dim := len(sess.GoalQueryEmb)
-	if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{
-		{Kind: graph.OpCreate, Task: "pop", Description: "Testing a TLS POP3 service", EmbedText: "pop3 tls", Embedding: llmtest.Embedding("pop3 tls", dim)},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	dim := bootstrapWithSubtask(t, env, store, sid, summaryGoal, "pop", "Testing a TLS POP3 service")
 	root := []graph.Evidence{
 		{Content: "Port numbers of services.\n| imaps | 993 | IMAP over TLS |", SourceURL: "corpus:///services.html", Title: "Services",
 			Strength: 0.6, Embedding: llmtest.Embedding("which port does the secure imap service imaps use", dim), CreatedIter: 0},
@@ -49,6 +37,27 @@ func summarySession(t *testing.T, env *testsuite.TestActivityEnvironment, store 
 	if _, err := store.AddEvidence(t.Context(), sid, "ingest/pop", "pop", leaf); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// bootstrapWithSubtask starts session sid on goal and gives its root one
+// subtask; it returns the embedding dimension.
+func bootstrapWithSubtask(t *testing.T, env *testsuite.TestActivityEnvironment, store *embedded.Store, sid, goal, task, desc string) int {
+	t.Helper()
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: goal}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.GetSession(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim := len(sess.GoalQueryEmb)
+	embed := strings.ToLower(desc)
+	if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+		{Kind: graph.OpCreate, Task: task, Description: desc, EmbedText: embed, Embedding: llmtest.Embedding(embed, dim)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return dim
 }
 
 // TestSummaryReadsGoalFacts: the summary call sees, beside the report's
