@@ -25,6 +25,7 @@ type localWalk struct {
 	idx    map[string]int // node id -> node index
 	ids    []string       // node index -> node id
 	vecs   [][]float32    // node index -> embedding
+	norms  []float64      // node index -> norm of its embedding, computed once
 	ev     []graph.Evidence
 	adj    map[int][]int // node index -> neighbours, for the nodes whose edges were read
 	w      map[int][]float64
@@ -68,7 +69,6 @@ func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Con
 			return nil, nil, nil, pushStats{}, err
 		}
 	}
-	graph.SortEvidence(lw.ev)
 	stats := pushStats{Nodes: len(lw.ids), Read: len(lw.adj), Rounds: lw.rounds, Pushes: lp.Pushes(), Bound: lp.Residual()}
 	return lw.ev, lp.Scores(len(lw.ids)), lw.idx, stats, nil
 }
@@ -82,6 +82,7 @@ func (lw *localWalk) node(id string, emb []float32) int {
 	lw.idx[id] = u
 	lw.ids = append(lw.ids, id)
 	lw.vecs = append(lw.vecs, emb)
+	lw.norms = append(lw.norms, algebra.Norm32(emb))
 	return u
 }
 
@@ -118,7 +119,7 @@ func (lw *localWalk) read(ctx context.Context, ids []string) error {
 		if !ok1 || !ok2 || i == j {
 			continue
 		}
-		c := algebra.Cosine32(lw.vecs[i], lw.vecs[j])
+		c := lw.cosine(i, j)
 		if !(c > 0) {
 			continue
 		}
@@ -130,6 +131,17 @@ func (lw *localWalk) read(ctx context.Context, ids []string) error {
 		}
 	}
 	return nil
+}
+
+// cosine is algebra.Cosine32 of two nodes' embeddings with their norms
+// computed once: a task of a large session has hundreds of edges, and
+// each round meets its nodes again.
+func (lw *localWalk) cosine(i, j int) float64 {
+	a, b := lw.vecs[i], lw.vecs[j]
+	if len(a) != len(b) || len(a) == 0 || lw.norms[i] == 0 || lw.norms[j] == 0 {
+		return 0
+	}
+	return algebra.Dot32(a, b) / (lw.norms[i] * lw.norms[j])
 }
 
 // contextOf fills the context parameters an older input lacks with their

@@ -1,10 +1,10 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
@@ -268,17 +268,29 @@ type pprScored struct {
 }
 
 // topByPPR keeps the evidence PPR reached, highest score first, at most
-// max of it (stable: ties keep store order).
+// max of it; ties in store order (CreatedIter, then id), whatever the
+// order of ev. It sorts positions, not records: the local walk reaches
+// tens of thousands of items of a large session.
 func topByPPR(ev []graph.Evidence, pr []float64, idx map[string]int, max int) []pprScored {
-	var cands []pprScored
-	for _, e := range ev {
-		if p := pr[idx[e.ID]]; p > 0 {
-			cands = append(cands, pprScored{e, p})
+	var pos []int
+	score := make([]float64, len(ev))
+	for i, e := range ev {
+		if score[i] = pr[idx[e.ID]]; score[i] > 0 {
+			pos = append(pos, i)
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].ppr > cands[j].ppr })
-	if len(cands) > max {
-		cands = cands[:max]
+	slices.SortFunc(pos, func(a, b int) int {
+		if c := cmp.Compare(score[b], score[a]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ev[a].CreatedIter, ev[b].CreatedIter); c != 0 {
+			return c
+		}
+		return cmp.Compare(ev[a].ID, ev[b].ID)
+	})
+	cands := make([]pprScored, 0, min(len(pos), max))
+	for _, i := range pos[:min(len(pos), max)] {
+		cands = append(cands, pprScored{ev[i], score[i]})
 	}
 	return cands
 }

@@ -32,6 +32,29 @@ func Cosine32(a, b []float32) float64 {
 	return dot / math.Sqrt(na*nb)
 }
 
+// Dot32 is the dot product of two float32 vectors, accumulated in float64
+// (0 when their lengths differ). With Norm32 it is Cosine32 for a caller
+// that meets each vector many times and computes its norm once.
+func Dot32(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+	}
+	return dot
+}
+
+// Norm32 is the Euclidean norm of a float32 vector, accumulated in float64.
+func Norm32(a []float32) float64 {
+	var n float64
+	for _, x := range a {
+		n += float64(x) * float64(x)
+	}
+	return math.Sqrt(n)
+}
+
 // Static vector operations on float64 embeddings. They are plain loops (no
 // BLAS), so they are also safe in workflow code, but vectors never travel
 // through workflow history (DESIGN.md §3): in practice activities call them.

@@ -22,8 +22,33 @@ func TestCosine(t *testing.T) {
 		if got := Cosine(tc.a, tc.b); !near(got, tc.want, 1e-15) {
 			t.Errorf("Cosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
-		if got := Cosine32(ToFloat32(tc.a), ToFloat32(tc.b)); !near(got, tc.want, 1e-7) {
+		a, b := ToFloat32(tc.a), ToFloat32(tc.b)
+		if got := Cosine32(a, b); !near(got, tc.want, 1e-7) {
 			t.Errorf("Cosine32(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if na, nb := Norm32(a), Norm32(b); na > 0 && nb > 0 && len(a) == len(b) {
+			if got := Dot32(a, b) / (na * nb); !near(got, tc.want, 1e-7) {
+				t.Errorf("Dot32/Norm32(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+			}
+		}
+	}
+}
+
+func TestDot32Norm32(t *testing.T) {
+	tests := []struct {
+		a, b      []float32
+		dot, norm float64
+	}{
+		{[]float32{3, 4}, []float32{1, 2}, 11, 5},
+		{[]float32{1}, []float32{1, 1}, 0, 1},
+		{nil, nil, 0, 0},
+	}
+	for _, tc := range tests {
+		if got := Dot32(tc.a, tc.b); got != tc.dot {
+			t.Errorf("Dot32(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.dot)
+		}
+		if got := Norm32(tc.a); got != tc.norm {
+			t.Errorf("Norm32(%v) = %v, want %v", tc.a, got, tc.norm)
 		}
 	}
 }

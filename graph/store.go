@@ -187,13 +187,16 @@ type Store interface {
 	// (a stale id reads nothing); a session that does not exist is
 	// ErrNotFound.
 	Neighbourhood(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
-	// NeighbourhoodShape is Neighbourhood without the evidence texts: each
-	// evidence node carries ID, SessionID, TaskID, Also, Embedding,
-	// CreatedIter and ContentHash only (what a walk over the graph needs;
-	// Content, SourceURL, Title, Kind and Strength are zero). Expand's push
-	// reads thousands of nodes of a large session and shows 64 of them, so
-	// it reads the texts of those with EvidenceByIDs. Embeddings may be
-	// shared with the store's caches: read-only.
+	// NeighbourhoodShape is Neighbourhood reduced to what a walk over the
+	// graph needs: the same nodes and edges, each evidence node carrying
+	// ID, SessionID, Embedding, CreatedIter and ContentHash only (its
+	// SUPPORTS targets are in Edges; TaskID, Also, Content, SourceURL,
+	// Title, Kind and Strength are zero), and SIMILAR_TO edges without
+	// Weight and Label (a walk weighs an edge by its endpoints'
+	// embeddings). Expand's push reaches tens of thousands of nodes of a
+	// large session and shows 64 of them, so it reads the records of those
+	// with EvidenceByIDs. Embeddings may be shared with the store's
+	// caches: read-only.
 	NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
 
 	// Lane payloads (#14): reads that answer without loading evidence rows.

@@ -134,6 +134,16 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d %s %v\n", backend, n, s.iter, t.total().Round(time.Millisecond), t.step)
 	}
 	p.observed = s.evidence
+	if len(o.tols) > 0 {
+		var tasks []string
+		for _, t := range p.timings {
+			tasks = append(tasks, t.task)
+		}
+		r.labels = []string{"size", fmt.Sprint(n), "phase", "tols"}
+		if p.tols, err = sweepTols(o, r, s, n, tasks); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
 }
 

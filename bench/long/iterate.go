@@ -29,6 +29,8 @@ type timing struct {
 	// system, every thread): the store's own work on the embedded backend,
 	// and a measure that a loaded machine inflates far less than wall time.
 	cpu time.Duration
+	// task is the task the iteration focused.
+	task string
 }
 
 func (t timing) total() time.Duration {
@@ -102,6 +104,7 @@ func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (t tim
 	}
 	t.step["ReadState"] = d
 	sel := pick(rs)
+	t.task = sel
 	var fv contract.FocusViewResult
 	t.step["Focus"], err = r.call("Focus", r.acts.FocusView, contract.FocusViewInput{Neighbour: cfg.Loop.ViewNeighbour, Focus: contract.FocusInput{
 		SessionID: s.id, Iteration: it, Task: sel, Similar: contract.SimilarFor(cfg), Context: cfg.Context, ChunkChars: cfg.Research.ChunkChars}}, &fv)

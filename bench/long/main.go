@@ -45,6 +45,8 @@ type options struct {
 	profile  string
 	warmup   int
 	fillStep int
+	tols     []float64
+	tolRef   float64
 }
 
 func main() {
@@ -68,6 +70,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("long", flag.ContinueOnError)
 	sizes := fs.String("sizes", "1000,10000,100000", "comma-separated evidence sizes, increasing: the session grows through them")
+	tols := fs.String("tols", "", "comma-separated push tolerances to compare with -tol-ref after the timed iterations at each size (docs/local-ppr.md); empty: no comparison")
 	backends := fs.String("backends", "embedded,neo4j", "comma-separated backends: embedded, neo4j")
 	o := options{}
 	fs.IntVar(&o.iters, "iters", 7, "timed iterations per size (after one first iteration, reported apart)")
@@ -82,6 +85,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dir, "dir", "", "directory of the embedded store's file (default: a temporary directory)")
 	fs.DurationVar(&o.slow, "slow", time.Minute, "when the first iteration at a size takes longer, time one more and stop growing (0: never)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.Float64Var(&o.tolRef, "tol-ref", 1e-7, "the push tolerance of the reference run of -tols")
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -93,6 +97,19 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("-sizes %q: want increasing positive integers", *sizes)
 		}
 		o.sizes, prev = append(o.sizes, n), n
+	}
+	for _, s := range strings.Split(*tols, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		tol, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(tol > 0 && tol < 1) {
+			return o, fmt.Errorf("-tols %q: want tolerances in (0, 1)", *tols)
+		}
+		o.tols = append(o.tols, tol)
+	}
+	if !(o.tolRef > 0 && o.tolRef < 1) {
+		return o, fmt.Errorf("-tol-ref %g: want a tolerance in (0, 1)", o.tolRef)
 	}
 	for _, b := range strings.Split(*backends, ",") {
 		switch b = strings.TrimSpace(b); b {
@@ -150,6 +167,16 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	fmt.Print(renderTable(o, pts))
+	var rows []tolRow
+	for _, p := range pts {
+		rows = append(rows, p.tols...)
+	}
+	if len(rows) > 0 {
+		if err := writeTols(o, rows); err != nil {
+			return err
+		}
+		fmt.Print("\n" + renderTols(o, rows))
+	}
 	fmt.Fprintf(os.Stderr, "long: wrote %s and %s\n", filepath.Join(o.out, "long.md"), filepath.Join(o.out, "long.svg"))
 	return nil
 }

@@ -29,6 +29,7 @@ type point struct {
 	timings  []timing
 	err      string // why the size stopped short, if it did
 	observed int    // evidence items after the last iteration
+	tols     []tolRow
 }
 
 // stat is the median and p90 of one step (or the total, step "total").

@@ -49,3 +49,21 @@ func TestGrowth(t *testing.T) {
 		t.Errorf("growth from nothing = %v, want 0", g)
 	}
 }
+
+func TestOverlap(t *testing.T) {
+	tests := []struct {
+		want, got []string
+		k         int
+		share     float64
+	}{
+		{[]string{"a", "b", "c", "d"}, []string{"b", "a", "x", "y"}, 4, 0.5},
+		{[]string{"a", "b", "c", "d"}, []string{"b", "a", "x", "y"}, 2, 1},
+		{[]string{"a", "b"}, []string{"c"}, 64, 0},
+		{nil, []string{"c"}, 64, 1},
+	}
+	for _, tc := range tests {
+		if got := overlap(tc.want, tc.got, tc.k); got != tc.share {
+			t.Errorf("overlap(%v, %v, %d) = %v, want %v", tc.want, tc.got, tc.k, got, tc.share)
+		}
+	}
+}

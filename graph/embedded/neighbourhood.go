@@ -2,9 +2,11 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,7 +31,11 @@ func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []strin
 		if err != nil {
 			return err
 		}
-		out, err = neighbourhood(sb, sessionID, ids)
+		h, err := around(sb, sessionID, ids, true)
+		if err != nil {
+			return err
+		}
+		out, err = h.nodes(sb, sessionID, s.tasks)
 		return err
 	})
 	if err != nil {
@@ -40,25 +46,22 @@ func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []strin
 
 // hop collects the edges incident to the wanted nodes and the nodes to
 // return, by short id (tasks) and content hash (evidence). An edge between
-// two wanted nodes is found from both ends; seen keeps it once.
+// two wanted nodes is found from both ends and kept from one: SUPPORTS
+// from the evidence's end, the others from the end with the smaller key.
+// weights says whether SIMILAR_TO edges carry their weight and label
+// (read from the edge record); a shape does without.
 type hop struct {
 	wantT, wantE map[string]bool
 	tasks, ev    map[string]bool
 	edges        []graph.Edge
-	seen         map[graph.Edge]bool
+	weights      bool
 }
 
-func (h *hop) add(e graph.Edge) {
-	if !h.seen[e] {
-		h.seen[e] = true
-		h.edges = append(h.edges, e)
-	}
-}
-
-// NeighbourhoodShape is Neighbourhood without the evidence texts (see
+// NeighbourhoodShape is Neighbourhood reduced to what a walk needs (see
 // graph.Store): the embeddings come from the rows of the similarity
-// index's cache (caught up in the same transaction), the SUPPORTS targets
-// from the head of each record, so no content or embedding is decoded.
+// index's cache (caught up in the same transaction), and neither evidence
+// records nor SIMILAR_TO edge records are decoded, only the adjacency
+// keys and the heads of the wanted evidence (their SUPPORTS targets).
 func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	err := s.view(ctx, "neighbourhood shape", func(tx *bolt.Tx) error {
@@ -66,12 +69,12 @@ func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []
 		if err != nil {
 			return err
 		}
-		h, err := around(sb, sessionID, ids)
+		h, err := around(sb, sessionID, ids, false)
 		if err != nil {
 			return err
 		}
 		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
-			out, err = h.shapes(sb, sessionID, sv)
+			out, err = h.shapes(sb, sessionID, sv, s.tasks)
 			return err
 		})
 	})
@@ -81,17 +84,9 @@ func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []
 	return out, nil
 }
 
-func neighbourhood(sb *bolt.Bucket, sid string, ids []string) (graph.Neighbourhood, error) {
-	h, err := around(sb, sid, ids)
-	if err != nil {
-		return graph.Neighbourhood{}, err
-	}
-	return h.nodes(sb, sid)
-}
-
 // around collects the edges incident to ids and the nodes they reach.
-func around(sb *bolt.Bucket, sid string, ids []string) (*hop, error) {
-	h := &hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, seen: map[graph.Edge]bool{}}
+func around(sb *bolt.Bucket, sid string, ids []string, weights bool) (*hop, error) {
+	h := &hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, weights: weights}
 	tb, evb := sb.Bucket(bktTasks), sb.Bucket(bktEvidence)
 	for _, id := range ids {
 		if t, ok := strings.CutPrefix(id, graph.TaskID(sid, "")); ok && t != "" && tb.Get([]byte(t)) != nil {
@@ -124,6 +119,9 @@ func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
 		}
 		o := string(other)
 		h.tasks[o] = true
+		if h.wantT[o] && o < t {
+			return nil // o's end keeps it
+		}
 		from, to, k := t, o, graph.SubtaskOf
 		switch kind[0] {
 		case adjSubtaskIn:
@@ -133,7 +131,7 @@ func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
 		case adjDependsIn:
 			from, to, k = o, t, graph.DependsOn
 		}
-		h.add(graph.Edge{From: graph.TaskID(sid, from), To: graph.TaskID(sid, to), Kind: k})
+		h.edges = append(h.edges, graph.Edge{From: graph.TaskID(sid, from), To: graph.TaskID(sid, to), Kind: k})
 		return nil
 	})
 	if err != nil {
@@ -142,7 +140,10 @@ func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
 	return prefixed(sb.Bucket(bktSupports), t, func(rest []byte) error {
 		hash := string(rest)
 		h.ev[hash] = true
-		h.add(graph.Edge{From: graph.EvidenceID(sid, hash), To: graph.TaskID(sid, t), Kind: graph.Supports})
+		if h.wantE[hash] {
+			return nil // the evidence's end keeps it
+		}
+		h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, hash), To: graph.TaskID(sid, t), Kind: graph.Supports})
 		return nil
 	})
 }
@@ -158,28 +159,33 @@ func (h *hop) evidenceEdges(sb *bolt.Bucket, sid, e string) error {
 	}
 	for _, t := range append([]string{task}, also...) {
 		h.tasks[t] = true
-		h.add(graph.Edge{From: graph.EvidenceID(sid, e), To: graph.TaskID(sid, t), Kind: graph.Supports})
+		h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, e), To: graph.TaskID(sid, t), Kind: graph.Supports})
 	}
 	eb := sb.Bucket(bktEdges)
 	return prefixed(sb.Bucket(bktSimilarAdj), e, func(rest []byte) error {
 		o := string(rest)
+		h.ev[o] = true
+		if h.wantE[o] && o < e {
+			return nil // o's end keeps it
+		}
 		a, b := min(e, o), max(e, o)
 		var r similarRec
-		if err := getJSON(eb, edgeKey(a, b), &r); err != nil {
-			return fmt.Errorf("edge %s-%s: %w", a, b, err)
+		if h.weights {
+			if err := getJSON(eb, edgeKey(a, b), &r); err != nil {
+				return fmt.Errorf("edge %s-%s: %w", a, b, err)
+			}
 		}
-		h.ev[o] = true
-		h.add(graph.Edge{From: graph.EvidenceID(sid, a), To: graph.EvidenceID(sid, b), Kind: graph.SimilarTo, Weight: r.Weight, Label: r.Label})
+		h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, a), To: graph.EvidenceID(sid, b), Kind: graph.SimilarTo, Weight: r.Weight, Label: r.Label})
 		return nil
 	})
 }
 
 // nodes decodes the nodes to return: the wanted ones and the other
 // endpoints of their edges.
-func (h *hop) nodes(sb *bolt.Bucket, sid string) (graph.Neighbourhood, error) {
+func (h *hop) nodes(sb *bolt.Bucket, sid string, tc *taskCache) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	var err error
-	if out.Tasks, err = h.taskNodes(sb, sid); err != nil {
+	if out.Tasks, err = tc.byIDs(sb, sid, h.tasks); err != nil {
 		return out, err
 	}
 	evb := sb.Bucket(bktEvidence)
@@ -200,44 +206,36 @@ func (h *hop) nodes(sb *bolt.Bucket, sid string) (graph.Neighbourhood, error) {
 	return out, nil
 }
 
-// taskNodes decodes the tasks to return, in Tasks order.
-func (h *hop) taskNodes(sb *bolt.Bucket, sid string) ([]graph.Task, error) {
-	var out []graph.Task
-	for short := range h.tasks {
-		t, err := getTask(sb, sid, short)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	graph.SortTasks(out)
-	return out, nil
-}
-
-// shapes is nodes without the evidence texts: targets from the head of
-// each record, embedding and iteration from the cache rows sv.
-func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs) (graph.Neighbourhood, error) {
+// shapes is nodes reduced to a walk's needs: embedding and iteration from
+// the cache rows sv, no record read. The rows are put in Evidence order
+// (CreatedIter, then id: the ids share the session's prefix, so the hash
+// orders them) before the structs are built: a large hop reaches tens of
+// thousands of nodes, and sorting row numbers moves far less memory.
+func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	var err error
-	if out.Tasks, err = h.taskNodes(sb, sid); err != nil {
+	if out.Tasks, err = tc.byIDs(sb, sid, h.tasks); err != nil {
 		return out, err
 	}
-	evb := sb.Bucket(bktEvidence)
+	rows := make([]int, 0, len(h.ev))
 	for hash := range h.ev {
 		row, ok := sv.row[hash]
 		if !ok {
 			return out, fmt.Errorf("evidence %q is not in the similarity cache", hash)
 		}
-		task, also, err := evidenceTargets(evb.Get([]byte(hash)))
-		if err != nil {
-			return out, fmt.Errorf("decode evidence %q: %w", hash, err)
-		}
-		out.Evidence = append(out.Evidence, graph.Evidence{
-			ID: graph.EvidenceID(sid, hash), SessionID: sid, TaskID: graph.TaskID(sid, task), Also: taskIDs(sid, also),
-			Embedding: sv.emb[row], CreatedIter: sv.iter[row], ContentHash: hash,
-		})
+		rows = append(rows, row)
 	}
-	graph.SortEvidence(out.Evidence)
+	slices.SortFunc(rows, func(a, b int) int {
+		if c := cmp.Compare(sv.iter[a], sv.iter[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(sv.hash[a], sv.hash[b])
+	})
+	out.Evidence = make([]graph.Evidence, len(rows))
+	for i, row := range rows {
+		hash := sv.hash[row]
+		out.Evidence[i] = graph.Evidence{ID: graph.EvidenceID(sid, hash), SessionID: sid, Embedding: sv.emb[row], CreatedIter: sv.iter[row], ContentHash: hash}
+	}
 	graph.SortEdges(h.edges)
 	out.Edges = h.edges
 	return out, nil

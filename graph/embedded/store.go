@@ -63,8 +63,9 @@ var (
 
 // Store is a graph.Store backed by one bbolt file.
 type Store struct {
-	db   *bolt.DB
-	vecs *vecCache // lane similar: embeddings for NearestEvidence (similar.go)
+	db    *bolt.DB
+	vecs  *vecCache  // lane similar: embeddings for NearestEvidence (similar.go)
+	tasks *taskCache // decoded task records (taskcache.go)
 }
 
 var _ graph.Store = (*Store)(nil)
@@ -103,7 +104,7 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("embedded open %s: %w", path, err)
 	}
-	return &Store{db: db, vecs: newVecCache()}, nil
+	return &Store{db: db, vecs: newVecCache(), tasks: newTaskCache()}, nil
 }
 
 // Path is the file the store lives in.
@@ -164,6 +165,7 @@ func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) erro
 // session that does not exist is not an error.
 func (s *Store) ResetSession(ctx context.Context, sessionID string) error {
 	defer s.vecs.drop(sessionID)
+	defer s.tasks.drop(sessionID)
 	return s.update(ctx, "reset session", func(tx *bolt.Tx) error {
 		if sessionID == "" {
 			return errors.New("empty session id")
@@ -246,27 +248,6 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session
 	return out, err
 }
 
-func loadTasks(sb *bolt.Bucket, sessionID string) ([]graph.Task, error) {
-	var ts []graph.Task
-	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
-		var r taskRec
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("decode task %q: %w", k, err)
-		}
-		t, err := recToTask(sessionID, string(k), r)
-		if err != nil {
-			return fmt.Errorf("decode task %q: %w", k, err)
-		}
-		ts = append(ts, t)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	graph.SortTasks(ts)
-	return ts, nil
-}
-
 func getTask(sb *bolt.Bucket, sessionID, shortID string) (graph.Task, error) {
 	if shortID == "" {
 		return graph.Task{}, errors.New("empty task short id")
@@ -290,7 +271,7 @@ func (s *Store) Tasks(ctx context.Context, sessionID string) ([]graph.Task, erro
 		if err != nil {
 			return err
 		}
-		out, err = loadTasks(sb, sessionID)
+		out, err = s.tasks.load(sb, sessionID)
 		return err
 	})
 	return out, err
@@ -304,7 +285,7 @@ func (s *Store) ReadySet(ctx context.Context, sessionID string) ([]graph.Task, e
 		if err != nil {
 			return err
 		}
-		ts, err := loadTasks(sb, sessionID)
+		ts, err := s.tasks.load(sb, sessionID)
 		if err != nil {
 			return err
 		}
@@ -393,7 +374,7 @@ func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyR
 				return nil
 			}
 		}
-		ts, err := loadTasks(sb, req.SessionID)
+		ts, err := s.tasks.load(sb, req.SessionID)
 		if err != nil {
 			return err
 		}
@@ -582,7 +563,7 @@ func (s *Store) Edges(ctx context.Context, sessionID string) ([]graph.Edge, erro
 		if err != nil {
 			return err
 		}
-		ts, err := loadTasks(sb, sessionID)
+		ts, err := s.tasks.load(sb, sessionID)
 		if err != nil {
 			return err
 		}

@@ -56,8 +56,10 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 			e.To, _ = r.Values[1].(string)
 			k, _ := r.Values[2].(string)
 			e.Kind = graph.EdgeKind(k)
-			e.Weight, _ = r.Values[3].(float64)
-			e.Label, _ = r.Values[4].(string)
+			if !shape || e.Kind != graph.SimilarTo {
+				e.Weight, _ = r.Values[3].(float64)
+				e.Label, _ = r.Values[4].(string)
+			}
 			out.Edges = append(out.Edges, e)
 			for _, id := range []string{e.From, e.To} {
 				if strings.HasPrefix(id, graph.TaskID(sessionID, "")) {
@@ -143,22 +145,24 @@ func keysOf(m map[string]bool) []string {
 	return out
 }
 
-// evidenceShapes is evidenceByID without the texts.
+// evidenceShapes is evidenceByID reduced to what a walk needs (see
+// graph.Store): no texts, and no SUPPORTS targets (they are in the hop's
+// edges), so the query matches no relationship.
 func evidenceShapes(ctx context.Context, tx driver.ManagedTransaction, sessionID string, ids []string) ([]graph.Evidence, error) {
 	var out []graph.Evidence
 	err := each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
-MATCH (e)-[s:SUPPORTS]->(t:Task)
-WITH e, t ORDER BY coalesce(s.seq, 0), t.id
-RETURN e {.id, .session_id, .embedding, .created_iter, .content_hash}, collect(t.id)`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
+RETURN e {.id, .session_id, .embedding, .created_iter, .content_hash}`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
 		m, ok := r.Values[0].(map[string]any)
 		if !ok {
 			return fmt.Errorf("evidence shape is %T, not a map", r.Values[0])
 		}
-		e, err := evidenceWithTargets(props(m), r.Values[1])
+		np := props(m)
+		emb, err := np.emb("embedding")
 		if err != nil {
-			return err
+			return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
 		}
-		out = append(out, e)
+		out = append(out, graph.Evidence{ID: np.str("id"), SessionID: np.str("session_id"), Embedding: emb,
+			CreatedIter: np.int("created_iter"), ContentHash: np.str("content_hash")})
 		return nil
 	})
 	if err != nil {

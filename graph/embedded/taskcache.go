@@ -1,0 +1,148 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/lethe-research/lethe/graph"
+)
+
+// Issue #14: every iteration reads all of a session's tasks three or four
+// times (the bounded view, the focus's neighbourhood, Observe, Apply), and
+// a task record is JSON with two base64 embeddings, so at a few hundred
+// tasks the decoding alone cost more than the rest of the iteration's store
+// work. taskCache keeps each task decoded beside the bytes it was decoded
+// from: a read walks the bucket as before and decodes only a record whose
+// bytes changed. Keyed by content, it is right whatever wrote the record
+// (any write path, a rolled-back transaction, another process), with no
+// version to keep in step.
+
+// taskCacheSessions bounds the sessions kept: a worker serves many
+// sessions over its life, and one that ended is evicted, least recently
+// read first.
+const taskCacheSessions = 256
+
+type taskCache struct {
+	mu   sync.Mutex
+	sess map[string]*sessTasks
+	tick uint64
+}
+
+type sessTasks struct {
+	raw  map[string][]byte
+	task map[string]graph.Task
+	used uint64
+}
+
+func newTaskCache() *taskCache { return &taskCache{sess: map[string]*sessTasks{}} }
+
+func (c *taskCache) drop(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sess, sessionID)
+}
+
+// load returns the tasks of the session bucket sb ordered by (CreatedIter,
+// ShortID), each a copy the caller may change.
+func (c *taskCache) load(sb *bolt.Bucket, sessionID string) ([]graph.Task, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.session(sessionID)
+	var ts []graph.Task
+	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+		t, err := st.decode(sessionID, k, v)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, cloneTask(t))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortTasks(ts)
+	return ts, nil
+}
+
+// byIDs returns the named tasks (short ids) of the session bucket sb in
+// Tasks order, each a copy the caller may change; a missing one is an
+// error (the caller found it in an index).
+func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]bool) ([]graph.Task, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.session(sessionID)
+	tb := sb.Bucket(bktTasks)
+	ts := make([]graph.Task, 0, len(shorts))
+	for short := range shorts {
+		v := tb.Get([]byte(short))
+		if v == nil {
+			return nil, fmt.Errorf("task %q: %w", short, graph.ErrNotFound)
+		}
+		t, err := st.decode(sessionID, []byte(short), v)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, cloneTask(t))
+	}
+	graph.SortTasks(ts)
+	return ts, nil
+}
+
+// session returns the session's entry, evicting the least recently read
+// one when the cache is full. Called with c.mu held.
+func (c *taskCache) session(sessionID string) *sessTasks {
+	c.tick++
+	st := c.sess[sessionID]
+	if st == nil {
+		if len(c.sess) >= taskCacheSessions {
+			c.evict()
+		}
+		st = &sessTasks{raw: map[string][]byte{}, task: map[string]graph.Task{}}
+		c.sess[sessionID] = st
+	}
+	st.used = c.tick
+	return st
+}
+
+func (c *taskCache) evict() {
+	oldest, at := "", uint64(0)
+	for id, st := range c.sess {
+		if oldest == "" || st.used < at {
+			oldest, at = id, st.used
+		}
+	}
+	delete(c.sess, oldest)
+}
+
+// decode returns the task of record (k, v), decoding it unless the bytes
+// are those decoded last time.
+func (st *sessTasks) decode(sessionID string, k, v []byte) (graph.Task, error) {
+	if raw, ok := st.raw[string(k)]; ok && bytes.Equal(raw, v) {
+		return st.task[string(k)], nil
+	}
+	var r taskRec
+	if err := json.Unmarshal(v, &r); err != nil {
+		return graph.Task{}, fmt.Errorf("decode task %q: %w", k, err)
+	}
+	t, err := recToTask(sessionID, string(k), r)
+	if err != nil {
+		return graph.Task{}, fmt.Errorf("decode task %q: %w", k, err)
+	}
+	st.raw[string(k)] = bytes.Clone(v) // v lives only as long as the transaction
+	st.task[string(k)] = t
+	return t, nil
+}
+
+// cloneTask copies the slices a caller could change in place (Apply edits
+// the tasks it loads), so the cached task stays the record's.
+func cloneTask(t graph.Task) graph.Task {
+	t.Embedding = slices.Clone(t.Embedding)
+	t.ResultEmbedding = slices.Clone(t.ResultEmbedding)
+	t.DependsOn = slices.Clone(t.DependsOn)
+	return t
+}
