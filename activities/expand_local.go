@@ -1,8 +1,10 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 
@@ -30,6 +32,11 @@ type localWalk struct {
 	adj    map[int][]int // node index -> neighbours, for the nodes whose edges were read
 	w      map[int][]float64
 	rounds int
+	// isEv marks evidence nodes; evDeg and evRead are the summed weighted
+	// degree and the number of the evidence nodes read (the read prior).
+	isEv   []bool
+	evDeg  float64
+	evRead int
 }
 
 // pushStats says how the push went, for the log.
@@ -61,6 +68,10 @@ func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Con
 		if len(need) == 0 || room <= 0 || (c.PPRMaxPushes > 0 && lp.Pushes() >= c.PPRMaxPushes) {
 			break
 		}
+		need = lw.worthReading(lp, need, c.PPRPushTol)
+		if len(need) == 0 {
+			break
+		}
 		ids := make([]string, 0, min(len(need), room))
 		for _, v := range need[:min(len(need), room)] {
 			ids = append(ids, lw.ids[v])
@@ -73,13 +84,61 @@ func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Con
 	return lw.ev, lp.Scores(len(lw.ids)), lw.idx, stats, nil
 }
 
+// worthReading keeps the nodes of need whose residual could make them
+// pushed once their edges are known. The push's own test (r ≥ tol × the
+// weight seen into a node) takes the one edge it came in by for the
+// node's degree, so every push of a task with hundreds of evidence items
+// asked for all of them to be read, though each then held about tol times
+// one edge weight, an eighth of what a push needs: at 100k evidence the
+// walk read thousands of nodes to push a few hundred. An evidence node
+// is now read when its residual reaches tol times the mean weighted
+// degree of the evidence read so far (the read prior): an unread node
+// keeps its residual, which stays in the error bound ‖r‖₁, so the bound
+// holds as before; what changes is that an evidence node of below-mean
+// degree may be left with up to tol × the mean instead of tol × its own
+// degree (docs/local-ppr.md, "Read prior").
+//
+// Before any evidence is read there is no prior: the evidence of need
+// with the largest residuals, at most priorSample of them, are read first
+// to learn it.
+func (lw *localWalk) worthReading(lp *algebra.LocalPPR, need []int, tol float64) []int {
+	out := make([]int, 0, len(need))
+	if lw.evRead == 0 {
+		var ev []int
+		for _, v := range need {
+			if lw.isEv[v] {
+				ev = append(ev, v)
+			} else {
+				out = append(out, v)
+			}
+		}
+		slices.SortStableFunc(ev, func(a, b int) int { return cmp.Compare(lp.ResidualAt(b), lp.ResidualAt(a)) })
+		out = append(out, ev[:min(len(ev), priorSample)]...)
+		slices.Sort(out)
+		return out
+	}
+	prior := tol * lw.evDeg / float64(lw.evRead)
+	for _, v := range need {
+		if !lw.isEv[v] || lp.ResidualAt(v) >= prior {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// priorSample is how many evidence nodes the walk reads to learn the read
+// prior: enough for a mean degree (a page's chunks are alike), few beside
+// the hundreds a task's push reaches.
+const priorSample = 32
+
 // node returns the index of a node, registering it on first sight.
-func (lw *localWalk) node(id string, emb []float32) int {
+func (lw *localWalk) node(id string, emb []float32, ev bool) int {
 	if u, ok := lw.idx[id]; ok {
 		return u
 	}
 	u := len(lw.ids)
 	lw.idx[id] = u
+	lw.isEv = append(lw.isEv, ev)
 	lw.ids = append(lw.ids, id)
 	lw.vecs = append(lw.vecs, emb)
 	lw.norms = append(lw.norms, algebra.Norm32(emb))
@@ -98,13 +157,13 @@ func (lw *localWalk) read(ctx context.Context, ids []string) error {
 	}
 	lw.rounds++
 	for _, t := range nb.Tasks {
-		lw.node(t.ID, t.Embedding)
+		lw.node(t.ID, t.Embedding, false)
 	}
 	for _, e := range nb.Evidence {
 		if _, seen := lw.idx[e.ID]; !seen {
 			lw.ev = append(lw.ev, e)
 		}
-		lw.node(e.ID, e.Embedding)
+		lw.node(e.ID, e.Embedding, true)
 	}
 	reading := make(map[int]bool, len(ids))
 	for _, id := range ids {
@@ -128,6 +187,14 @@ func (lw *localWalk) read(ctx context.Context, ids []string) error {
 		}
 		if reading[j] {
 			lw.adj[j], lw.w[j] = append(lw.adj[j], i), append(lw.w[j], c)
+		}
+	}
+	for u := range reading {
+		if lw.isEv[u] {
+			lw.evRead++
+			for _, x := range lw.w[u] {
+				lw.evDeg += x
+			}
 		}
 	}
 	return nil

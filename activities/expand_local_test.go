@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
+	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
@@ -220,4 +222,46 @@ func benchSizes() []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// TestWorthReading: a task's push reaches its 100 evidence items with
+// about tol times one edge weight each. With no evidence read yet, the 32
+// with the largest residual are read to learn the prior; once the mean
+// degree of the evidence read is 8, none of them is worth reading (a push
+// needs tol times its degree), and a task node always is.
+func TestWorthReading(t *testing.T) {
+	const n, tol = 100, 0.002
+	nbrs, w := make([]int, n), make([]float64, n)
+	for i := range n {
+		nbrs[i], w[i] = i+1, 1+float64(i)/1000 // unequal weights: unequal residuals
+	}
+	lp := algebra.NewLocalPPR([]int{0}, 0.15, tol)
+	need := lp.Run(func(u int) ([]int, []float64, bool) {
+		if u == 0 {
+			return nbrs, w, true
+		}
+		return nil, nil, false
+	}, 0)
+	if len(need) != n {
+		t.Fatalf("the push asks for %d nodes, want %d", len(need), n)
+	}
+	lw := &localWalk{isEv: make([]bool, n+2)}
+	for i := 1; i <= n; i++ {
+		lw.isEv[i] = true
+	}
+	first := lw.worthReading(lp, slices.Clone(need), tol)
+	if len(first) != priorSample || first[len(first)-1] != n || first[0] != n-priorSample+1 {
+		t.Fatalf("first read %v, want the %d heaviest (%d…%d)", first, priorSample, n-priorSample+1, n)
+	}
+	lw.evRead, lw.evDeg = 10, 80
+	if got := lw.worthReading(lp, slices.Clone(need), tol); len(got) != 0 {
+		t.Fatalf("with a prior of 8, read %d nodes, want none", len(got))
+	}
+	lw.evDeg = 1 // a prior of 0.1: every residual is over tol × 0.1
+	if got := lw.worthReading(lp, slices.Clone(need), tol); len(got) != n {
+		t.Fatalf("with a prior of 0.1, read %d nodes, want %d", len(got), n)
+	}
+	if got := lw.worthReading(lp, []int{n + 1}, tol); len(got) != 1 {
+		t.Fatalf("a task node was not read: %v", got)
+	}
 }

@@ -193,6 +193,14 @@ func (l *LocalPPR) Residual() float64 {
 	return s
 }
 
+// ResidualAt is node u's residual (0 for a node never reached).
+func (l *LocalPPR) ResidualAt(u int) float64 {
+	if u < 0 || u >= len(l.r) {
+		return 0
+	}
+	return l.r[u]
+}
+
 // Pushes is the number of pushes done so far.
 func (l *LocalPPR) Pushes() int { return l.pushes }
 

@@ -34,25 +34,30 @@ func Cosine32(a, b []float32) float64 {
 
 // Dot32 is the dot product of two float32 vectors, accumulated in float64
 // (0 when their lengths differ). With Norm32 it is Cosine32 for a caller
-// that meets each vector many times and computes its norm once.
+// that meets each vector many times and computes its norm once. Four
+// accumulators let the products run in parallel: Expand's walk computes
+// tens of thousands per call at 100k evidence.
 func Dot32(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return 0
 	}
-	var dot float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
 	}
-	return dot
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // Norm32 is the Euclidean norm of a float32 vector, accumulated in float64.
 func Norm32(a []float32) float64 {
-	var n float64
-	for _, x := range a {
-		n += float64(x) * float64(x)
-	}
-	return math.Sqrt(n)
+	return math.Sqrt(Dot32(a, a))
 }
 
 // Static vector operations on float64 embeddings. They are plain loops (no
