@@ -89,6 +89,9 @@ type piece struct {
 // over the focus's words of three letters or more that are not in
 // factStop (ties: lower source, earlier sentence).
 func ExtractFacts(focus string, evidence map[int]string, o FactOptions) []Fact {
+	if o.K <= 0 {
+		return []Fact{} // nothing to pick: the summary with assembly.summary_facts 0 splits and scores nothing
+	}
 	pieces := factPieces(evidence, o.MaxChars)
 	score := factScores(focus, pieces, o.Overlap)
 	var cands []int

@@ -21,6 +21,7 @@ func TestExtractFacts(t *testing.T) {
 			{1, "Lithium dendrites grow along grain boundaries of the electrolyte."},
 			{1, "Dendrites short the cell when they reach the cathode side."}}},
 		{"cathode interface resistance", 1, []Fact{{2, "The cathode interface decomposes and raises the resistance of the cell."}}},
+		{"cathode interface resistance", 0, []Fact{}}, // assembly.summary_facts 0
 		{"cathode", 3, []Fact{ // ties keep source order; headings and short lines never count
 			{1, "Dendrites short the cell when they reach the cathode side."},
 			{2, "The cathode interface decomposes and raises the resistance of the cell."},
