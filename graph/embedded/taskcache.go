@@ -22,29 +22,55 @@ import (
 // (any write path, a rolled-back transaction, another process), with no
 // version to keep in step.
 
-// taskCacheSessions bounds the sessions kept: a worker serves many
-// sessions over its life, and one that ended is evicted, least recently
-// read first.
-const taskCacheSessions = 256
+// taskCacheSessions and taskCacheBytes bound what is kept: a worker
+// serves many sessions over its life, and one that ended is evicted, least
+// recently read first, when either bound is passed. The bytes are the
+// records' (a decoded task holds about as much again): 256 MiB holds
+// about 50,000 tasks of 384-dim embeddings, a hundred sessions of
+// hundreds of tasks or a few of thousands.
+const (
+	taskCacheSessions = 256
+	taskCacheBytes    = 256 << 20
+)
 
 type taskCache struct {
-	mu   sync.Mutex
-	sess map[string]*sessTasks
-	tick uint64
+	mu       sync.Mutex
+	sess     map[string]*sessTasks
+	tick     uint64
+	bytes    int // sum of the sessions' record bytes
+	maxBytes int
 }
 
 type sessTasks struct {
-	raw  map[string][]byte
-	task map[string]graph.Task
-	used uint64
+	raw   map[string][]byte
+	task  map[string]graph.Task
+	used  uint64
+	bytes int
 }
 
-func newTaskCache() *taskCache { return &taskCache{sess: map[string]*sessTasks{}} }
+func newTaskCache() *taskCache {
+	return &taskCache{sess: map[string]*sessTasks{}, maxBytes: taskCacheBytes}
+}
 
 func (c *taskCache) drop(sessionID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.sess, sessionID)
+	c.remove(sessionID)
+}
+
+func (c *taskCache) remove(sessionID string) {
+	if st := c.sess[sessionID]; st != nil {
+		c.bytes -= st.bytes
+		delete(c.sess, sessionID)
+	}
+}
+
+// trim evicts the least recently read sessions other than keep while the
+// cache holds more than its bytes.
+func (c *taskCache) trim(keep string) {
+	for c.bytes > c.maxBytes && len(c.sess) > 1 {
+		c.evict(keep)
+	}
 }
 
 // load returns the tasks of the session bucket sb ordered by (CreatedIter,
@@ -53,9 +79,10 @@ func (c *taskCache) load(sb *bolt.Bucket, sessionID string) ([]graph.Task, error
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.session(sessionID)
+	defer c.trim(sessionID)
 	var ts []graph.Task
 	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
-		t, err := st.decode(sessionID, k, v)
+		t, err := c.decode(st, sessionID, k, v)
 		if err != nil {
 			return err
 		}
@@ -76,6 +103,7 @@ func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]b
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.session(sessionID)
+	defer c.trim(sessionID)
 	tb := sb.Bucket(bktTasks)
 	ts := make([]graph.Task, 0, len(shorts))
 	for short := range shorts {
@@ -83,7 +111,7 @@ func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]b
 		if v == nil {
 			return nil, fmt.Errorf("task %q: %w", short, graph.ErrNotFound)
 		}
-		t, err := st.decode(sessionID, []byte(short), v)
+		t, err := c.decode(st, sessionID, []byte(short), v)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +128,7 @@ func (c *taskCache) session(sessionID string) *sessTasks {
 	st := c.sess[sessionID]
 	if st == nil {
 		if len(c.sess) >= taskCacheSessions {
-			c.evict()
+			c.evict(sessionID)
 		}
 		st = &sessTasks{raw: map[string][]byte{}, task: map[string]graph.Task{}}
 		c.sess[sessionID] = st
@@ -109,19 +137,20 @@ func (c *taskCache) session(sessionID string) *sessTasks {
 	return st
 }
 
-func (c *taskCache) evict() {
+// evict removes the least recently read session other than keep.
+func (c *taskCache) evict(keep string) {
 	oldest, at := "", uint64(0)
 	for id, st := range c.sess {
-		if oldest == "" || st.used < at {
+		if id != keep && (oldest == "" || st.used < at) {
 			oldest, at = id, st.used
 		}
 	}
-	delete(c.sess, oldest)
+	c.remove(oldest)
 }
 
-// decode returns the task of record (k, v), decoding it unless the bytes
-// are those decoded last time.
-func (st *sessTasks) decode(sessionID string, k, v []byte) (graph.Task, error) {
+// decode returns the task of record (k, v) of session entry st, decoding
+// it unless the bytes are those decoded last time. Called with c.mu held.
+func (c *taskCache) decode(st *sessTasks, sessionID string, k, v []byte) (graph.Task, error) {
 	if raw, ok := st.raw[string(k)]; ok && bytes.Equal(raw, v) {
 		return st.task[string(k)], nil
 	}
@@ -133,8 +162,11 @@ func (st *sessTasks) decode(sessionID string, k, v []byte) (graph.Task, error) {
 	if err != nil {
 		return graph.Task{}, fmt.Errorf("decode task %q: %w", k, err)
 	}
+	d := len(v) - len(st.raw[string(k)])
 	st.raw[string(k)] = bytes.Clone(v) // v lives only as long as the transaction
 	st.task[string(k)] = t
+	st.bytes += d
+	c.bytes += d
 	return t, nil
 }
 

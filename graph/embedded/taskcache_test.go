@@ -82,3 +82,44 @@ func mustTasks(t *testing.T, s *Store, sid string) []graph.Task {
 	}
 	return ts
 }
+
+// TestTaskCacheEvictsByBytes: past its bytes the cache evicts the least
+// recently read sessions, never the one being read, and keeps its count of
+// bytes equal to what it holds.
+func TestTaskCacheEvictsByBytes(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, sid := range []string{"a", "b", "c"} {
+		root := graph.Task{ID: graph.TaskID(sid, graph.RootShortID), SessionID: sid, ShortID: graph.RootShortID,
+			Description: "goal " + sid, Embedding: make([]float32, 64)}
+		if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "goal", Dim: 64}, root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustTasks(t, s, "a")
+	one := s.tasks.bytes
+	s.tasks.maxBytes = 2*one + one/2 // two sessions fit, three do not
+	mustTasks(t, s, "b")
+	mustTasks(t, s, "a") // a is now more recent than b
+	mustTasks(t, s, "c")
+	c := s.tasks
+	if c.sess["b"] != nil || c.sess["a"] == nil || c.sess["c"] == nil {
+		t.Fatalf("kept a %v, b %v, c %v; want a and c", c.sess["a"] != nil, c.sess["b"] != nil, c.sess["c"] != nil)
+	}
+	held := 0
+	for _, st := range c.sess {
+		held += st.bytes
+	}
+	if c.bytes != held || held != 2*one {
+		t.Fatalf("counted %d bytes, held %d, want %d", c.bytes, held, 2*one)
+	}
+	s.tasks.maxBytes = one / 2 // not even one session fits: the one read stays
+	mustTasks(t, s, "b")
+	if len(c.sess) != 1 || c.sess["b"] == nil {
+		t.Fatalf("sessions kept: %d", len(c.sess))
+	}
+}
