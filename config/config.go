@@ -341,6 +341,7 @@ type Graph struct {
 	ANNM              int    `mapstructure:"ann_m" json:"ann_m"`
 	ANNEfConstruction int    `mapstructure:"ann_ef_construction" json:"ann_ef_construction"`
 	ANNEfSearch       int    `mapstructure:"ann_ef_search" json:"ann_ef_search"`
+	CacheMiB          int    `mapstructure:"cache_mib" json:"cache_mib"`
 	Neo4jUser         string `mapstructure:"neo4j_user" json:"neo4j_user"`
 	Neo4jPassword     string `mapstructure:"neo4j_password" json:"-"`
 	Neo4jDatabase     string `mapstructure:"neo4j_database" json:"neo4j_database"`

@@ -255,6 +255,7 @@ var params = []Param{
 	p("graph.ann_m", Int, 16, 2, 256, "embedded store HNSW links per node (2x on layer 0): 16 found every pair over 0.8 on paged 64- and 384-dim data"),
 	p("graph.ann_ef_construction", Int, 100, 1, 10000, "embedded store HNSW candidate list per insertion: build time against graph quality"),
 	p("graph.ann_ef_search", Int, 64, 1, 10000, "embedded store HNSW candidate list per query, and its first k (widened fourfold while all k are over the threshold)"),
+	p("graph.cache_mib", Int, 2048, 0, 1000000, "embedded store: MiB of session embeddings and HNSW indexes kept in memory between calls; past it the least recently used sessions are dropped and rebuilt from the file when next used (0 = no bound)"),
 	p("graph.neo4j_uri", String, "bolt://127.0.0.1:7687", 0, 0, "Neo4j Bolt URI"),
 	p("graph.neo4j_user", String, "neo4j", 0, 0, "Neo4j user"),
 	p("graph.neo4j_password", String, "", 0, 0, "Neo4j password"),

@@ -45,6 +45,12 @@ func startLive(t *testing.T, id, script string, extra map[string]string) *live {
 	for i := range s.Rules {
 		s.Rules[i].DelayMS = 300
 	}
+	return startScripted(t, id, s, extra)
+}
+
+// startScripted is startLive with the script as given.
+func startScripted(t *testing.T, id string, s llmtest.Script, extra map[string]string) *live {
+	t.Helper()
 	srv := llmtest.NewServer(s)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -224,6 +230,52 @@ func TestCancelLeavesNoActiveTask(t *testing.T) {
 			t.Errorf("task %s left ACTIVE after cancel", task.ShortID)
 		}
 	}
+}
+
+// TestCancelDuringAssembly: a cancel that lands while the report is being
+// composed ends the session cancelled, with no task left ACTIVE, though
+// assembly goes on past failed model calls (an extractive part, no
+// summary) when the failure is not a cancellation.
+func TestCancelDuringAssembly(t *testing.T) {
+	s := lethetest.Script(t, "battery_no_ready")
+	for i := range s.Rules {
+		s.Rules[i].DelayMS = 100
+		if s.Rules[i].Name == "compose" {
+			s.Rules[i].DelayMS = 20000 // the cancel lands while the first part is composed
+		}
+	}
+	l := startScripted(t, "ctl-cancel-assembly", s, nil)
+	waitPhase(t, l.c, l.id, "assembling")
+	if err := l.c.CancelWorkflow(context.Background(), l.id, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.result(t)
+	var canceled *temporal.CanceledError
+	if !errors.As(err, &canceled) {
+		t.Fatalf("result error %v, want cancellation", err)
+	}
+	for _, task := range l.graphAfter(t) {
+		if task.Status == graph.Active {
+			t.Errorf("task %s left ACTIVE after cancel", task.ShortID)
+		}
+	}
+}
+
+// waitPhase waits until the session's progress query reports the phase.
+func waitPhase(t *testing.T, c client.Client, id, phase string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		v, err := c.QueryWorkflow(context.Background(), id, "", workflows.QueryProgress)
+		if err == nil {
+			var p workflows.Progress
+			if v.Get(&p) == nil && p.Phase == phase {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("session %s never reached phase %q", id, phase)
 }
 
 func TestMetricsEndpoint(t *testing.T) {

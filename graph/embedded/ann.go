@@ -36,12 +36,16 @@ type ANNOptions struct {
 	// EfSearch is the candidate list size of a search, and the first k a
 	// threshold query asks for.
 	EfSearch int
+	// CacheMiB bounds the memory of the sessions' embeddings and indexes
+	// kept between calls; the least recently used are dropped past it (0:
+	// no bound).
+	CacheMiB int
 }
 
 // DefaultANNOptions are the defaults of graph.ann_min_items, graph.ann_m,
 // graph.ann_ef_construction and graph.ann_ef_search.
 func DefaultANNOptions() ANNOptions {
-	return ANNOptions{MinItems: 2048, M: 16, EfConstruction: 100, EfSearch: 64}
+	return ANNOptions{MinItems: 2048, M: 16, EfConstruction: 100, EfSearch: 64, CacheMiB: 2048}
 }
 
 // annMaxK is the widest k a threshold query asks the index for before it
@@ -66,8 +70,8 @@ func OpenWith(path string, ann ANNOptions) (*Store, error) {
 }
 
 func (o ANNOptions) validate() error {
-	if o.MinItems < 0 || o.M < 2 || o.EfConstruction < 1 || o.EfSearch < 1 {
-		return fmt.Errorf("ann options %+v: need min_items >= 0, m >= 2, ef_construction and ef_search >= 1", o)
+	if o.MinItems < 0 || o.M < 2 || o.EfConstruction < 1 || o.EfSearch < 1 || o.CacheMiB < 0 {
+		return fmt.Errorf("ann options %+v: need min_items >= 0, m >= 2, ef_construction and ef_search >= 1, cache_mib >= 0", o)
 	}
 	return nil
 }

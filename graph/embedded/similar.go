@@ -25,11 +25,15 @@ import (
 )
 
 // vecCache holds the embeddings of the sessions queried so far, and
-// their nearest-neighbour indexes (ann.go).
+// their nearest-neighbour indexes (ann.go), up to ann.CacheMiB: past it
+// the least recently used sessions are dropped, to be rebuilt from the file
+// on their next use (a worker serves many sessions over its life, and one
+// that ended would otherwise stay in memory until the process does).
 type vecCache struct {
 	mu   sync.Mutex
 	sess map[string]*sessVecs
 	ann  ANNOptions
+	tick uint64
 }
 
 // sessVecs is one session's rows: content hash, CreatedIter, raw
@@ -43,6 +47,8 @@ type sessVecs struct {
 	inv     []float64
 	maxIter int
 	ann     *annIndex
+	used    uint64 // the cache's tick at its last use
+	rowMem  int    // estimated bytes of the rows (bytes)
 }
 
 func newVecCache() *vecCache {
@@ -72,12 +78,49 @@ func (c *vecCache) refresh(sb *bolt.Bucket, sessionID string, fn func(sv *sessVe
 			return err
 		}
 		if ok {
+			c.tick++
+			sv.used = c.tick
 			c.sess[sessionID] = sv
+			defer c.trim(sessionID)
 			return fn(sv)
 		}
 		sv = nil
 	}
 	return fmt.Errorf("evidence index of %q does not settle", sessionID)
+}
+
+// trim drops the least recently used sessions other than keep while the
+// cache holds more than ann.CacheMiB (0: no bound).
+func (c *vecCache) trim(keep string) {
+	if c.ann.CacheMiB <= 0 {
+		return
+	}
+	total := 0
+	for _, sv := range c.sess {
+		total += sv.bytes()
+	}
+	for total > c.ann.CacheMiB<<20 && len(c.sess) > 1 {
+		oldest := ""
+		for id, sv := range c.sess {
+			if id != keep && (oldest == "" || sv.used < c.sess[oldest].used) {
+				oldest = id
+			}
+		}
+		total -= c.sess[oldest].bytes()
+		delete(c.sess, oldest)
+	}
+}
+
+// bytes estimates the memory of a session's rows and index: per row the
+// embedding, the hash and the row's slots; per index node its unit copy of
+// the embedding and about 2M links on layer 0 (the upper layers add a
+// fraction 1/M of that).
+func (sv *sessVecs) bytes() int {
+	n := sv.rowMem
+	if a := sv.ann; a != nil {
+		n += a.g.len() * (4*a.dim + 8*a.g.m + 80)
+	}
+	return n
 }
 
 // catchUp decodes the records not yet known; false means keys it knew
@@ -167,6 +210,7 @@ func (sv *sessVecs) add(k, v []byte) error {
 	sv.iter = append(sv.iter, r.CreatedIter)
 	sv.emb = append(sv.emb, emb)
 	sv.inv = append(sv.inv, invNorm(emb))
+	sv.rowMem += 4*len(emb) + len(k) + 120 // the embedding, the hash, the row's slots and map entry
 	sv.maxIter = max(sv.maxIter, r.CreatedIter)
 	return nil
 }
