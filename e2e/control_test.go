@@ -217,6 +217,13 @@ func TestExtendLetsSessionGoOn(t *testing.T) {
 func TestCancelLeavesNoActiveTask(t *testing.T) {
 	l := startLive(t, "ctl-cancel", "battery_no_ready", nil)
 	waitIteration(t, l.c, l.id, 2)
+	l.cancelled(t)
+}
+
+// cancelled cancels the session and checks that it ends cancelled with no
+// task left ACTIVE.
+func (l *live) cancelled(t *testing.T) {
+	t.Helper()
 	if err := l.c.CancelWorkflow(context.Background(), l.id, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -245,37 +252,8 @@ func TestCancelDuringAssembly(t *testing.T) {
 		}
 	}
 	l := startScripted(t, "ctl-cancel-assembly", s, nil)
-	waitPhase(t, l.c, l.id, "assembling")
-	if err := l.c.CancelWorkflow(context.Background(), l.id, ""); err != nil {
-		t.Fatal(err)
-	}
-	_, err := l.result(t)
-	var canceled *temporal.CanceledError
-	if !errors.As(err, &canceled) {
-		t.Fatalf("result error %v, want cancellation", err)
-	}
-	for _, task := range l.graphAfter(t) {
-		if task.Status == graph.Active {
-			t.Errorf("task %s left ACTIVE after cancel", task.ShortID)
-		}
-	}
-}
-
-// waitPhase waits until the session's progress query reports the phase.
-func waitPhase(t *testing.T, c client.Client, id, phase string) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		v, err := c.QueryWorkflow(context.Background(), id, "", workflows.QueryProgress)
-		if err == nil {
-			var p workflows.Progress
-			if v.Get(&p) == nil && p.Phase == phase {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("session %s never reached phase %q", id, phase)
+	waitProgress(t, l.c, l.id, "phase assembling", func(p workflows.Progress) bool { return p.Phase == "assembling" })
+	l.cancelled(t)
 }
 
 func TestMetricsEndpoint(t *testing.T) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,18 +119,24 @@ func history(t *testing.T, c client.Client, id, runID string) *historypb.History
 // at least n iterations.
 func waitIteration(t *testing.T, c client.Client, id string, n int) {
 	t.Helper()
+	waitProgress(t, c, id, fmt.Sprintf("iteration %d", n), func(p workflows.Progress) bool { return p.Iteration >= n })
+}
+
+// waitProgress polls the session's progress query until ok holds.
+func waitProgress(t *testing.T, c client.Client, id, what string, ok func(workflows.Progress) bool) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		v, err := c.QueryWorkflow(context.Background(), id, "", workflows.QueryProgress)
 		if err == nil {
 			var p workflows.Progress
-			if v.Get(&p) == nil && p.Iteration >= n {
+			if v.Get(&p) == nil && ok(p) {
 				return
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("session %s never reached iteration %d", id, n)
+	t.Fatalf("session %s never reached %s", id, what)
 }
 
 func TestSessionSurvivesKilledWorker(t *testing.T) {
