@@ -171,8 +171,8 @@ func (sv *sessVecs) catchUp(sb *bolt.Bucket) (bool, error) {
 // where the index's Stats walk every page of it (a tenth of an iteration's
 // store work at 100k evidence). A file without the counter is counted.
 func indexedCount(sb *bolt.Bucket, ix *bolt.Bucket) int {
-	if v := sb.Bucket(bktMeta).Get(keyEvTotal); len(v) == 8 {
-		return int(readCount(sb.Bucket(bktMeta), keyEvTotal))
+	if meta := sb.Bucket(bktMeta); len(meta.Get(keyEvTotal)) == 8 {
+		return int(readCount(meta, keyEvTotal))
 	}
 	return ix.Stats().KeyN
 }

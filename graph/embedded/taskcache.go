@@ -76,12 +76,39 @@ func (c *taskCache) trim(keep string) {
 // load returns the tasks of the session bucket sb ordered by (CreatedIter,
 // ShortID), each a copy the caller may change.
 func (c *taskCache) load(sb *bolt.Bucket, sessionID string) ([]graph.Task, error) {
+	return c.read(sessionID, func(add func(k, v []byte) error) error {
+		return sb.Bucket(bktTasks).ForEach(add)
+	})
+}
+
+// byIDs returns the named tasks (short ids) of the session bucket sb in
+// Tasks order, each a copy the caller may change; a missing one is an
+// error (the caller found it in an index).
+func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]bool) ([]graph.Task, error) {
+	tb := sb.Bucket(bktTasks)
+	return c.read(sessionID, func(add func(k, v []byte) error) error {
+		for short := range shorts {
+			v := tb.Get([]byte(short))
+			if v == nil {
+				return fmt.Errorf("task %q: %w", short, graph.ErrNotFound)
+			}
+			if err := add([]byte(short), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// read calls visit under the lock with a function that takes one task
+// record, and returns copies of the tasks it was given, in Tasks order.
+func (c *taskCache) read(sessionID string, visit func(add func(k, v []byte) error) error) ([]graph.Task, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.session(sessionID)
 	defer c.trim(sessionID)
 	var ts []graph.Task
-	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+	err := visit(func(k, v []byte) error {
 		t, err := c.decode(st, sessionID, k, v)
 		if err != nil {
 			return err
@@ -91,31 +118,6 @@ func (c *taskCache) load(sb *bolt.Bucket, sessionID string) ([]graph.Task, error
 	})
 	if err != nil {
 		return nil, err
-	}
-	graph.SortTasks(ts)
-	return ts, nil
-}
-
-// byIDs returns the named tasks (short ids) of the session bucket sb in
-// Tasks order, each a copy the caller may change; a missing one is an
-// error (the caller found it in an index).
-func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]bool) ([]graph.Task, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.session(sessionID)
-	defer c.trim(sessionID)
-	tb := sb.Bucket(bktTasks)
-	ts := make([]graph.Task, 0, len(shorts))
-	for short := range shorts {
-		v := tb.Get([]byte(short))
-		if v == nil {
-			return nil, fmt.Errorf("task %q: %w", short, graph.ErrNotFound)
-		}
-		t, err := c.decode(st, sessionID, []byte(short), v)
-		if err != nil {
-			return nil, err
-		}
-		ts = append(ts, cloneTask(t))
 	}
 	graph.SortTasks(ts)
 	return ts, nil
