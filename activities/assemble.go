@@ -34,6 +34,15 @@ type sectionsDoc struct {
 	// texts), which the summary picks its facts for the goal from beside
 	// the sections' (assembly.summary_facts).
 	Goal map[int]string `json:",omitempty"`
+	// Passages are the same items whole, nearest the goal first, which
+	// the summary answers from (assembly.summary_passages).
+	Passages []Passage `json:",omitempty"`
+}
+
+// Passage is one evidence item's text with its source number.
+type Passage struct {
+	N    int
+	Text string
 }
 
 const sectionsKey = "assembly/sections"
@@ -83,8 +92,8 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	}
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	doc := sectionsDoc{}
-	if c.cfg.SummaryFacts > 0 && len(c.secs) > 0 {
-		if doc.Goal, err = c.goalEvidence(ctx, s.GoalQueryEmb); err != nil {
+	if (c.cfg.SummaryFacts > 0 || c.cfg.SummaryPassages > 0) && len(c.secs) > 0 {
+		if doc.Goal, doc.Passages, err = c.goalEvidence(ctx, s.GoalQueryEmb); err != nil {
 			return CollectResult{}, err
 		}
 	}
@@ -234,10 +243,10 @@ func supporting(ev []graph.Evidence, taskID string) []graph.Evidence {
 // report's summary would not see the passages retrieved for the question
 // itself: in the local evaluation lethe read the answer and lost it in the
 // report where single-shot retrieval answered (dr-018, dr-051).
-func (c *collector) goalEvidence(ctx context.Context, goal []float32) (map[int]string, error) {
+func (c *collector) goalEvidence(ctx context.Context, goal []float32) (map[int]string, []Passage, error) {
 	ev, err := c.a.Store.EvidenceOfTasks(ctx, c.session, []string{graph.RootShortID})
 	if err != nil {
-		return nil, fmt.Errorf("collect goal evidence: %w", err)
+		return nil, nil, fmt.Errorf("collect goal evidence: %w", err)
 	}
 	var kept []graph.Evidence
 	var cos []float64
@@ -253,10 +262,13 @@ func (c *collector) goalEvidence(ctx context.Context, goal []float32) (map[int]s
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return cos[idx[a]] > cos[idx[b]] })
 	out := map[int]string{}
+	var ps []Passage
 	for _, i := range idx[:min(len(idx), c.cfg.SummaryEvidence)] {
-		out[c.sourceNumber(kept[i])] += kept[i].Content + "\n"
+		n := c.sourceNumber(kept[i])
+		out[n] += kept[i].Content + "\n"
+		ps = append(ps, Passage{N: n, Text: kept[i].Content})
 	}
-	return out, nil
+	return out, ps, nil
 }
 
 // checkRoot holds the root's result, which the model wrote during the

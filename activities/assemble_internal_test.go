@@ -77,7 +77,7 @@ func collectWhole(ctx context.Context, a *Activities, in CollectInput) (CollectR
 		}
 	}
 	doc := sectionsDoc{}
-	if c.cfg.SummaryFacts > 0 && len(c.secs) > 0 { // the root's evidence nearest the goal, from the whole read
+	if (c.cfg.SummaryFacts > 0 || c.cfg.SummaryPassages > 0) && len(c.secs) > 0 { // the root's evidence nearest the goal, from the whole read
 		ev, err := a.Store.Evidence(ctx, in.SessionID, graph.RootShortID)
 		if err != nil {
 			return CollectResult{}, sectionsDoc{}, err
@@ -89,6 +89,7 @@ func collectWhole(ctx context.Context, a *Activities, in CollectInput) (CollectR
 		doc.Goal = map[int]string{}
 		for _, e := range ev[:min(len(ev), c.cfg.SummaryEvidence)] {
 			doc.Goal[c.sourceNumber(e)] += e.Content + "\n"
+			doc.Passages = append(doc.Passages, Passage{N: c.sourceNumber(e), Text: e.Content})
 		}
 	}
 	doc.Sources = c.list

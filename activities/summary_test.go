@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -119,5 +121,85 @@ func TestSummaryReadsGoalFacts(t *testing.T) {
 	reqs := model.Requests()
 	if last := reqs[len(reqs)-1].User; strings.Contains(last, "Facts for the goal") {
 		t.Fatalf("summary_facts 0 still shows facts:\n%s", last)
+	}
+}
+
+// TestSummaryAnswersFromPassages: with assembly.summary_passages the
+// summary call sees the root's passages for the goal whole, under
+// "Sources for the goal", in place of the facts, numbered as sources of
+// the report, and its citation of the passage stands.
+func TestSummaryAnswersFromPassages(t *testing.T) {
+	script := llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "answer", Match: []string{`^Summarize this report`, `(?m)^Sources for the goal:\n(?:.*\n)*?\[(?P<n>\d+)\] Port numbers of services\.\n\| imaps \| 993`}, Expand: true,
+			Reply: "The secure IMAP service imaps uses port 993 [${n}]."},
+		{Name: "other", Match: []string{`^Summarize this report`}, Reply: "The report covers a POP3 client [1]."},
+	}}
+	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, script)
+	asm := config.Defaults().Assembly
+	summarySession(t, env, store, "pas")
+	if _, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: "pas", Assembly: asm}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := env.ExecuteActivity(acts.Summarize, activities.SummarizeInput{SessionID: "pas", Goal: summaryGoal,
+		Report: "## Testing a TLS POP3 service\n\nA POP3 test needs a TLS client [1].", Facts: asm.SummaryFacts, FactFollow: asm.FactFollow, Passages: asm.SummaryPassages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got activities.ComposeResult
+	if err := v.Get(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Markdown, "993") || len(got.Cited) != 1 || got.RemovedCitations != 0 {
+		t.Fatalf("summary %+v: want the passage's answer stated and cited; prompt:\n%s", got, model.Requests()[len(model.Requests())-1].User)
+	}
+	reqs := model.Requests()
+	last := reqs[len(reqs)-1].User
+	if strings.Contains(last, "Facts for the goal") || !strings.Contains(last, "Roses want six hours") {
+		t.Fatalf("summary prompt: want the root's passages whole and no facts:\n%s", last)
+	}
+}
+
+// TestGoalPassages: the passages come by the fused rank of the goal's
+// embedding order and BM25, whole, at most k, repeats dropped.
+func TestGoalPassages(t *testing.T) {
+	goal := "Which port does the secure IMAP service imaps use?"
+	ps := []activities.Passage{
+		{N: 1, Text: "Mail clients read mail over IMAP or POP3."},                        // nearest by embedding
+		{N: 2, Text: "Roses want six hours of sun."},                                     // no goal word
+		{N: 3, Text: "| imaps | 993 | IMAP over TLS |\n| pop3s | 995 | POP3 over TLS |"}, // BM25's best
+		{N: 1, Text: "Mail clients read mail over IMAP or POP3."},                        // a repeat
+	}
+	long := activities.Passage{N: 4, Text: strings.Repeat("imaps port ", 400)}
+	cases := []struct {
+		name string
+		ps   []activities.Passage
+		k    int
+		want []int
+	}{
+		{"k 0 gives none", ps, 0, nil},
+		{"none given", nil, 3, nil},
+		{"fused order", ps, 3, []int{1, 3, 2}},
+		{"bm25 lifts the second over the first", []activities.Passage{
+			{N: 5, Text: "Roses want six hours of sun."},
+			{N: 6, Text: "The secure IMAP service imaps uses port 993."},
+			{N: 7, Text: "IMAP keeps mail on the server."},
+		}, 3, []int{6, 5, 7}},
+		{"repeats dropped", ps, 5, []int{1, 3, 2}},
+		{"cut to the bound", []activities.Passage{long}, 1, []int{4}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := activities.GoalPassages(goal, c.ps, c.k)
+			var ns []int
+			for _, p := range got {
+				ns = append(ns, p.N)
+				if n := len([]rune(p.Text)); n > contract.SummaryPassageChars+1 {
+					t.Errorf("passage %d has %d runes, want at most %d", p.N, n, contract.SummaryPassageChars+1)
+				}
+			}
+			if !slices.Equal(ns, c.want) {
+				t.Fatalf("GoalPassages = %v, want %v", ns, c.want)
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/research"
 )
 
 // The synthesis route (docs/citations.md): extractive, then abstractive.
@@ -392,7 +394,12 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 	for n, text := range doc.Goal {
 		evidence[n] += text
 	}
-	user := summaryPrompt(in, ExtractFacts(in.Goal, evidence, FactOptions{K: in.Facts, MaxChars: 400, Follow: in.FactFollow}))
+	var user string
+	if ps := GoalPassages(in.Goal, doc.Passages, in.Passages); len(ps) > 0 {
+		user = summaryPassagesPrompt(in, ps)
+	} else {
+		user = summaryPrompt(in, ExtractFacts(in.Goal, evidence, FactOptions{K: in.Facts, MaxChars: 400, Follow: in.FactFollow}))
+	}
 	res := ComposeResult{}
 	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, summarySystem, user, summaryReminder, evidence, &res)
 	if err != nil {
@@ -421,6 +428,75 @@ func summaryPrompt(in SummarizeInput, facts []Fact) string {
 	}
 	b.WriteString(summaryReminder + "\n")
 	return b.String()
+}
+
+// summaryPassagesPrompt is the summary call's user message when it
+// answers from whole passages: the goal, the report, then the passages.
+func summaryPassagesPrompt(in SummarizeInput, ps []Passage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Summarize this report for the goal: %s\n\nReport:\n%s\n\nSources for the goal:\n", in.Goal, in.Report)
+	for _, p := range ps {
+		fmt.Fprintf(&b, "[%d] %s\n", p.N, p.Text)
+	}
+	b.WriteString("\n" + summaryReminder + "\n")
+	return b.String()
+}
+
+// GoalPassages picks the k passages that best answer goal, each cut to
+// contract.SummaryPassageChars, in rank order. ps comes nearest the goal's
+// embedding first (goalEvidence); its BM25 rank against the goal's words
+// (factScores, the passages as the collection) is fused with that order
+// by reciprocal rank,
+//
+//	score(p) = 1/(k + rank_emb(p)) + 1/(k + rank_bm25(p)),   k = research.DefaultRRFK,
+//
+// as the corpus search fuses its two rankings (docs/research.md): a
+// paraphrased question shares few words with its answer's passage, and a
+// table row shares its name with the question and little meaning. Ties
+// keep the embedding order. A passage repeating an earlier one's text is
+// dropped.
+func GoalPassages(goal string, ps []Passage, k int) []Passage {
+	if k <= 0 || len(ps) == 0 {
+		return nil
+	}
+	pieces := make([]piece, len(ps))
+	for i, p := range ps {
+		ws := wordCounts(p.Text)
+		l := 0
+		for _, c := range ws {
+			l += c
+		}
+		pieces[i] = piece{n: p.N, text: p.Text, words: ws, len: l}
+	}
+	bm := factScores(goal, pieces, false)
+	byBM := make([]int, len(ps))
+	for i := range byBM {
+		byBM[i] = i
+	}
+	sort.SliceStable(byBM, func(a, b int) bool { return bm[byBM[a]] > bm[byBM[b]] })
+	fused := make([]float64, len(ps))
+	for r, i := range byBM {
+		fused[i] = 1/(research.DefaultRRFK+float64(r+1)) + 1/(research.DefaultRRFK+float64(i+1))
+	}
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return fused[order[a]] > fused[order[b]] })
+	seen := map[string]bool{}
+	var out []Passage
+	for _, i := range order {
+		key := normalizeQuote(ps[i].Text)
+		if seen[key] || strings.TrimSpace(ps[i].Text) == "" {
+			continue
+		}
+		seen[key] = true
+		out = append(out, Passage{N: ps[i].N, Text: truncate(ps[i].Text, contract.SummaryPassageChars)})
+		if len(out) == k {
+			break
+		}
+	}
+	return out
 }
 
 // dropRepeats removes the sentences of a paragraph that repeat an earlier

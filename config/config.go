@@ -325,6 +325,7 @@ type Assembly struct {
 	SummaryChars      int     `mapstructure:"summary_chars" json:"summary_chars"`
 	SummaryFacts      int     `mapstructure:"summary_facts" json:"summary_facts"`
 	SummaryEvidence   int     `mapstructure:"summary_evidence" json:"summary_evidence"`
+	SummaryPassages   int     `mapstructure:"summary_passages" json:"summary_passages"`
 }
 
 type DIN struct {

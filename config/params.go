@@ -240,6 +240,7 @@ var params = []Param{
 	p("assembly.fact_follow", Int, 3, 0, 5, "sentences after each picked evidence sentence that join it (within 400 characters): the answer often follows the sentence that names the subject; 3 held the most gold strings on both halves of the question set (docs/research.md, Fact recall)"),
 	p("assembly.summary_chars", Int, 3000, 200, 1000000, "chars of the sections the summary call reads (about 750 tokens)"),
 	p("assembly.summary_facts", Int, 4, 0, 20, "evidence sentences for the goal itself the summary reads beside the sections (0 = the sections only): it answers the question when no section's facts hold the answer, as a single-shot answer from the same passages would (docs/citations.md)"),
+	p("assembly.summary_passages", Int, 5, 0, 20, "whole passages of the root's evidence, ranked for the goal (embedding and BM25, fused by reciprocal rank), the summary answers from in place of the goal's facts (0 = the facts): a small model answers from whole passages where the same passages cut to sentences lost the answer (docs/citations.md)"),
 	p("assembly.summary_evidence", Int, 32, 1, 1000, "the root's evidence items nearest the goal that the summary's facts are picked from, beside the sections': bounds the assembly blob in a long session"),
 	p("assembly.verify_source_chars", Int, 600, 100, 100000, "evidence chars of the cited source shown per pair (the passages nearest the sentence)"),
 

@@ -383,6 +383,10 @@ type SummarizeInput struct {
 	// joined by FactFollow following sentences.
 	Facts      int `json:"facts,omitempty"`
 	FactFollow int `json:"fact_follow,omitempty"`
+	// Passages is how many whole passages of the root's evidence, ranked
+	// for the goal, the summary answers from in place of the facts
+	// (assembly.summary_passages; 0 = the facts).
+	Passages int `json:"passages,omitempty"`
 }
 
 // VerifyInput is one batch of cited (sentence, source) pairs to judge

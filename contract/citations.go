@@ -288,6 +288,16 @@ func BatchTokens(b []CitedPair, sourceChars, answerTokens int) int {
 // workflow code, which may not import llm.
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
+// SummaryPassageChars bounds each passage the summary answers from: an
+// evidence chunk is about research.chunk_chars (1,200) long, and a longer
+// stored item (a model-written one, an older chunking) must not crowd the
+// others out of the call's context. PassageTokens is its token estimate,
+// for the workflow's budget check before the call.
+const (
+	SummaryPassageChars = 1500
+	PassageTokens       = SummaryPassageChars / 4
+)
+
 // Verdict statuses.
 const (
 	Supported   = "supported"

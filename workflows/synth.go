@@ -36,8 +36,9 @@ func (s *session) synthesize(ctx workflow.Context, col contract.CollectResult) (
 		SessionID: s.id, Goal: s.in.Goal, MaxTokens: s.cfg.LLM.ComposeTokens,
 		Report: boundChars(strings.Join(texts, "\n\n"), s.cfg.Assembly.SummaryChars),
 		Facts:  s.cfg.Assembly.SummaryFacts, FactFollow: s.cfg.Assembly.FactFollow,
+		Passages: s.cfg.Assembly.SummaryPassages,
 	}
-	if est := contract.EstimateTokens(in.Report) + 2*s.cfg.LLM.ComposeTokens; s.st.TokensUsed()+est > s.cfg.Budget.MaxTokens {
+	if est := contract.EstimateTokens(in.Report) + in.Passages*contract.PassageTokens + 2*s.cfg.LLM.ComposeTokens; s.st.TokensUsed()+est > s.cfg.Budget.MaxTokens {
 		s.log.Info("token budget spent; the report has no summary", "estimate", est)
 		return out, ""
 	}
