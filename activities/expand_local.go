@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 
@@ -37,6 +38,15 @@ type localWalk struct {
 	isEv   []bool
 	evDeg  float64
 	evRead int
+	// count is each task node's number of evidence items (by short id,
+	// Store.EvidenceCounts), nodeCount the same by node index (0 for an
+	// evidence node); supW and supN sum the weights and count the
+	// task–evidence (SUPPORTS) edges read: the task read prior.
+	count      map[string]int
+	taskPrefix string // graph.TaskID(sid, "")
+	nodeCount  []int
+	supW       float64
+	supN       int
 }
 
 // pushStats says how the push went, for the log.
@@ -48,7 +58,11 @@ type pushStats struct {
 // localPPR runs the push from the task sel and returns the evidence it
 // read, with their scores (by node index) and the node index.
 func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Context) ([]graph.Evidence, []float64, map[string]int, pushStats, error) {
-	lw := &localWalk{store: st, sid: sid, idx: map[string]int{}, adj: map[int][]int{}, w: map[int][]float64{}}
+	count, _, err := st.EvidenceCounts(ctx, sid)
+	if err != nil {
+		return nil, nil, nil, pushStats{}, fmt.Errorf("expand evidence counts: %w", err)
+	}
+	lw := &localWalk{store: st, sid: sid, idx: map[string]int{}, adj: map[int][]int{}, w: map[int][]float64{}, count: count, taskPrefix: graph.TaskID(sid, "")}
 	if err := lw.read(ctx, []string{sel}); err != nil {
 		return nil, nil, nil, pushStats{}, err
 	}
@@ -101,14 +115,24 @@ func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Con
 // Before any evidence is read there is no prior: the evidence of need
 // with the largest residuals, at most priorSample of them, are read first
 // to learn it.
+//
+// A task node has the same test with its own estimate (the task read
+// prior): its degree is mostly its SUPPORTS edges, so it is read when its
+// residual reaches tol × its evidence count × the mean SUPPORTS weight
+// read so far. Each task read brings all of its evidence into the walk,
+// hundreds of nodes with a dot product each, and at 100k evidence most
+// tasks the push reached were read for a residual far below what would
+// push them. A task without evidence, or read before any SUPPORTS edge,
+// is read as before (its degree is then only its few task edges).
 func (lw *localWalk) worthReading(lp *algebra.LocalPPR, need []int, tol float64) []int {
 	out := make([]int, 0, len(need))
 	if lw.evRead == 0 {
 		var ev []int
 		for _, v := range need {
-			if lw.isEv[v] {
+			switch {
+			case lw.isEv[v]:
 				ev = append(ev, v)
-			} else {
+			case lw.taskWorth(lp, v, tol):
 				out = append(out, v)
 			}
 		}
@@ -119,11 +143,23 @@ func (lw *localWalk) worthReading(lp *algebra.LocalPPR, need []int, tol float64)
 	}
 	prior := tol * lw.evDeg / float64(lw.evRead)
 	for _, v := range need {
-		if !lw.isEv[v] || lp.ResidualAt(v) >= prior {
+		if lw.isEv[v] && lp.ResidualAt(v) >= prior || !lw.isEv[v] && lw.taskWorth(lp, v, tol) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// taskWorth is the task read prior's test for task node v (above).
+func (lw *localWalk) taskWorth(lp *algebra.LocalPPR, v int, tol float64) bool {
+	n := 0
+	if v < len(lw.nodeCount) {
+		n = lw.nodeCount[v]
+	}
+	if n == 0 || lw.supN == 0 {
+		return true
+	}
+	return lp.ResidualAt(v) >= tol*float64(n)*lw.supW/float64(lw.supN)
 }
 
 // priorSample is how many evidence nodes the walk reads to learn the read
@@ -139,6 +175,11 @@ func (lw *localWalk) node(id string, emb []float32, ev bool) int {
 	u := len(lw.ids)
 	lw.idx[id] = u
 	lw.isEv = append(lw.isEv, ev)
+	n := 0
+	if !ev {
+		n = lw.count[strings.TrimPrefix(id, lw.taskPrefix)]
+	}
+	lw.nodeCount = append(lw.nodeCount, n)
 	lw.ids = append(lw.ids, id)
 	lw.vecs = append(lw.vecs, emb)
 	lw.norms = append(lw.norms, algebra.Norm32(emb))
@@ -179,6 +220,9 @@ func (lw *localWalk) read(ctx context.Context, ids []string) error {
 			continue
 		}
 		c := lw.cosine(i, j)
+		if lw.isEv[i] != lw.isEv[j] {
+			lw.supW, lw.supN = lw.supW+max(c, 0), lw.supN+1
+		}
 		if !(c > 0) {
 			continue
 		}

@@ -264,4 +264,23 @@ func TestWorthReading(t *testing.T) {
 	if got := lw.worthReading(lp, []int{n + 1}, tol); len(got) != 1 {
 		t.Fatalf("a task node was not read: %v", got)
 	}
+	// The task read prior: node n as a task, its residual about 0.0089
+	// (0.85 × its share of the seed's mass), the mean SUPPORTS weight 0.3.
+	lw.isEv[n] = false
+	lw.nodeCount = make([]int, n+2)
+	lw.supW, lw.supN = 30, 100
+	for _, c := range []struct {
+		evidence int
+		read     bool
+	}{{0, true}, {2, true}, {14, true}, {15, false}, {300, false}} {
+		lw.nodeCount[n] = c.evidence
+		if got := lw.worthReading(lp, []int{n}, tol); (len(got) == 1) != c.read {
+			t.Errorf("task with %d evidence items and residual %.4f: read %v, want %v (prior %.4f)",
+				c.evidence, lp.ResidualAt(n), len(got) == 1, c.read, tol*float64(c.evidence)*0.3)
+		}
+	}
+	lw.supN = 0 // no SUPPORTS edge read yet: no prior
+	if got := lw.worthReading(lp, []int{n}, tol); len(got) != 1 {
+		t.Fatalf("with no SUPPORTS edge read, a task was not read: %v", got)
+	}
 }
