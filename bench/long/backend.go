@@ -133,6 +133,12 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		p.timings = append(p.timings, t)
 		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d %s %v\n", backend, n, s.iter, t.total().Round(time.Millisecond), t.step)
 	}
+	if o.ingest > 0 && len(p.timings) > 0 {
+		r.labels = []string{"size", fmt.Sprint(n), "phase", "ingest"}
+		if p.ingests, err = r.researchIngest(ctx, st, s, p.timings[len(p.timings)-1].task, o.ingest); err != nil {
+			return p, err
+		}
+	}
 	p.observed = s.evidence
 	if len(o.tols) > 0 {
 		var tasks []string

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"fmt"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/research"
 )
 
 // steps are the timed store activities of one iteration, in order.
@@ -197,4 +201,62 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// researchIngest runs the research child's Ingest activity n times, one
+// page each, as WebResearch does after Fetch: the page is the text of the
+// page the last iteration ingested, staged as Fetch stages it, and the
+// loopback embedding server embeds its chunks. Ingest judges each chunk's
+// novelty against what the session holds, so its time shows what the
+// session's size does to research; it is reported apart from the loop's
+// store work. The page's chunks are items the session holds, so the store
+// keeps nothing new (checked): the next sizes grow the same session the
+// loop left, and a page of new text would add items whose vectors (the
+// loopback embedder's) share nothing with the generated ones.
+// ingestChars bounds the text of the page researchIngest stages.
+const ingestChars = 4000
+
+func (r *runner) researchIngest(ctx context.Context, st graph.Store, s *session, task string, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for k := range n {
+		emb := s.taskEmb[0]
+		if k, ok := generatedIndex(task); ok && k < len(s.taskEmb) {
+			emb = s.taskEmb[k]
+		}
+		// Its first chunks up to ingestChars: a batch over the research's
+		// research.ingest_max_chars (4,800), which a whole page passes,
+		// gets a chunk trimmed to fit, a text the store does not hold.
+		items := s.gen.page(s.pages-1, emb, s.iter)
+		var text strings.Builder
+		for i, it := range items {
+			if i > 0 && text.Len()+len(it.Content) > ingestChars {
+				break
+			}
+			text.WriteString(it.Content)
+			text.WriteString("\n\n")
+		}
+		key := fmt.Sprintf("bench-ingest/%d/%d", s.iter, k)
+		docs := []research.Document{{URL: items[0].SourceURL, Title: items[0].Title, Kind: graph.KindHTML, Text: text.String()}}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(docs); err != nil {
+			return out, fmt.Errorf("stage page %s: %w", key, err)
+		}
+		if err := st.PutBlob(ctx, s.id, "pages/"+key, buf.Bytes()); err != nil {
+			return out, fmt.Errorf("stage page %s: %w", key, err)
+		}
+		var res contract.IngestResult
+		d, err := r.call("Ingest", r.acts.Ingest, contract.IngestInput{SessionID: s.id, Key: key, Task: task, Iteration: s.iter,
+			Query: "how do solid state batteries fail", Params: contract.IngestParamsOf(r.cfg)}, &res)
+		if err != nil {
+			return out, fmt.Errorf("ingest %s: %w", key, err)
+		}
+		if res.Chunks == 0 {
+			return out, fmt.Errorf("ingest %s judged no chunk: the timing would prove nothing", key)
+		}
+		if res.New > 0 {
+			return out, fmt.Errorf("ingest %s stored %d new items: the page was not the last one ingested", key, res.New)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

@@ -47,6 +47,7 @@ type options struct {
 	fillStep int
 	tols     []float64
 	tolRef   float64
+	ingest   int
 }
 
 func main() {
@@ -76,6 +77,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.iters, "iters", 7, "timed iterations per size (after one first iteration, reported apart)")
 	fs.IntVar(&o.warmup, "warmup", -1, "untimed iterations after the first at each size, so that the fill has left Observe's novelty window (-1: the window, algebra.novelty_window)")
 	fs.IntVar(&o.fillStep, "fill-step", 0, "grow the session this many evidence items at a time, with one untimed iteration after each step, as a session that ingests and observes as it goes (0: one fill per size, observed by its first iteration)")
+	fs.IntVar(&o.ingest, "ingest", 5, "research Ingest calls timed per size, one page each, after the timed iterations (0: none)")
 	fs.IntVar(&o.dim, "dim", 384, "embedding dimension")
 	fs.Uint64Var(&o.seed, "seed", 1, "generator seed")
 	fs.StringVar(&o.neo4jURI, "neo4j", envOr("LETHE_TEST_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URL")

@@ -33,8 +33,8 @@ func dur(d time.Duration) string {
 func renderTable(o options, pts []point) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Store work of one iteration (ms, median / p90 of %d iterations after the first iteration at that size, which is reported apart), %d-dim embeddings, instant deterministic embedder.\n\n", o.iters, o.dim)
-	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | CPU of this process in the steps | ingest (not in total) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | mean total | CPU of this process in the steps | ingest (not in total) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range pts {
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |", p.backend, p.items, p.tasks, dur(p.fill), dur(p.first.total()))
 		for _, s := range append(append([]string{}, steps...), "total") {
@@ -47,8 +47,10 @@ func renderTable(o options, pts []point) string {
 		}
 		c, _ := p.stat("cpu")
 		m, _ := p.stat("ingest")
-		fmt.Fprintf(&b, " %s | %s |\n", ms(c), ms(m))
+		fmt.Fprintf(&b, " %s | %s | %s |\n", ms(p.meanTotal()), ms(c), ms(m))
 	}
+	b.WriteString("\nThe mean total carries Observe's recompute from all evidence, every `algebra.signals_recompute_every` iterations (20), when one fell among the timed iterations; the median does not. The ingest column is the store write of one page's items; a research child's Ingest activity is timed below.\n")
+	b.WriteString(renderIngest(pts))
 	b.WriteString("\nGrowth of the median total (linear growth would be the ratio of the sizes):\n\n")
 	b.WriteString("| backend | from | to | size ratio | time ratio | CPU ratio | target at the largest size | met |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for i := 1; i < len(pts); i++ {
@@ -69,6 +71,22 @@ func renderTable(o options, pts []point) string {
 		if p.err != "" {
 			fmt.Fprintf(&b, "\n%s at %d: %s\n", p.backend, p.n, p.err)
 		}
+	}
+	return b.String()
+}
+
+// renderIngest is the table of the research Ingest calls (-ingest).
+func renderIngest(pts []point) string {
+	var b strings.Builder
+	for _, p := range pts {
+		if len(p.ingests) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nThe research child's Ingest activity on one page (4 or 5 chunks, at most 4,000 characters, embedded by the loopback embedding server), after the timed iterations (ms):\n\n")
+			b.WriteString("| backend | evidence | calls | median | p90 |\n|---|---:|---:|---:|---:|\n")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |\n", p.backend, p.observed, len(p.ingests), ms(percentile(p.ingests, 50)), ms(percentile(p.ingests, 90)))
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -155,10 +156,14 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, be := range strings.Split(backends, ",") {
+		// 201 as without the Ingest calls: they store nothing new.
 		for _, want := range []string{"| " + be + " | 40 | 22 |", "| " + be + " | 201 | 30 |", "| " + be + " | 40 | 200 | 5.0 |"} {
 			if !strings.Contains(string(md), want) {
 				t.Errorf("long.md lacks %q:\n%s", want, md)
 			}
+		}
+		if n := len(regexp.MustCompile(`\| `+be+` \| \d+ \| 5 \| [0-9.]+ \| [0-9.]+ \|`).FindAllString(string(md), -1)); n != 2 {
+			t.Errorf("long.md has %d rows of five Ingest calls for %s, want 2:\n%s", n, be, md)
 		}
 	}
 	svg, err := os.ReadFile(filepath.Join(out, "long.svg"))

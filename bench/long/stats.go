@@ -30,6 +30,7 @@ type point struct {
 	err      string // why the size stopped short, if it did
 	observed int    // evidence items after the last iteration
 	tols     []tolRow
+	ingests  []time.Duration // research Ingest calls (-ingest)
 }
 
 // stat is the median and p90 of one step (or the total, step "total").
@@ -47,6 +48,20 @@ func (p point) stat(step string) (med, p90 time.Duration) {
 		}
 	}
 	return percentile(d, 50), percentile(d, 90)
+}
+
+// meanTotal is the mean of the iterations' totals: unlike the median it
+// carries the periodic recompute of Observe (algebra.signals_recompute_every),
+// which a session pays once every so many iterations.
+func (p point) meanTotal() time.Duration {
+	if len(p.timings) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, t := range p.timings {
+		sum += t.total()
+	}
+	return sum / time.Duration(len(p.timings))
 }
 
 // growth is the ratio of the median totals of two sizes (0 when either is
