@@ -56,11 +56,15 @@ type pushStats struct {
 }
 
 // localPPR runs the push from the task sel and returns the evidence it
-// read, with their scores (by node index) and the node index.
-func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Context) ([]graph.Evidence, []float64, map[string]int, pushStats, error) {
-	count, _, err := st.EvidenceCounts(ctx, sid)
-	if err != nil {
-		return nil, nil, nil, pushStats{}, fmt.Errorf("expand evidence counts: %w", err)
+// read, with their scores (by node index) and the node index. count is
+// Store.EvidenceCounts' per-task map when the caller has read it (nil:
+// read here).
+func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Context, count map[string]int) ([]graph.Evidence, []float64, map[string]int, pushStats, error) {
+	if count == nil {
+		var err error
+		if count, _, err = st.EvidenceCounts(ctx, sid); err != nil {
+			return nil, nil, nil, pushStats{}, fmt.Errorf("expand evidence counts: %w", err)
+		}
 	}
 	lw := &localWalk{store: st, sid: sid, idx: map[string]int{}, adj: map[int][]int{}, w: map[int][]float64{}, count: count, taskPrefix: graph.TaskID(sid, "")}
 	if err := lw.read(ctx, []string{sel}); err != nil {

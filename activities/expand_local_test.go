@@ -139,7 +139,7 @@ func TestExpandLocalMatchesExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, _, stats, err := localPPR(t.Context(), st, sid, graph.TaskID(sid, task), contextOf(def, def))
+		_, _, _, stats, err := localPPR(t.Context(), st, sid, graph.TaskID(sid, task), contextOf(def, def), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestExpandLocalBudget(t *testing.T) {
 	st, sid, _ := buildSession(t, 800)
 	c := config.Defaults().Context
 	c.PPRMaxNodes = 3
-	_, pr, _, stats, err := localPPR(t.Context(), st, sid, graph.TaskID(sid, graph.RootShortID), contextOf(c, config.Defaults().Context))
+	_, pr, _, stats, err := localPPR(t.Context(), st, sid, graph.TaskID(sid, graph.RootShortID), contextOf(c, config.Defaults().Context), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func BenchmarkExpand(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("after/n=%d", n), func(b *testing.B) {
-			_, _, _, stats, err := localPPR(b.Context(), st, sid, graph.TaskID(sid, in.Task), contextOf(in.Context, in.Context))
+			_, _, _, stats, err := localPPR(b.Context(), st, sid, graph.TaskID(sid, in.Task), contextOf(in.Context, in.Context), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -120,25 +120,22 @@ func (a *Activities) ApplyOps(ctx context.Context, in ApplyInput) (ApplyOutput, 
 	return out, nil
 }
 
-// fetchedSources is the set of source URLs of the evidence this session
-// fetched, read only when an evidence operation names a source.
+// fetchedSources says which of the sources the evidence operations name
+// this session fetched (Store.FetchedSources: a lookup of those URLs, not
+// a read of the session's evidence), read only when one names a source.
 func (a *Activities) fetchedSources(ctx context.Context, session string, ops []din.Op) (map[string]bool, error) {
-	need := false
+	var urls []string
 	for _, op := range ops {
-		need = need || (op.Op == "evidence" && op.Source != "")
+		if op.Op == "evidence" && op.Source != "" {
+			urls = append(urls, op.Source)
+		}
 	}
-	if !need {
+	if len(urls) == 0 {
 		return nil, nil
 	}
-	ev, err := a.Store.Evidence(ctx, session, "")
+	out, err := a.Store.FetchedSources(ctx, session, urls)
 	if err != nil {
 		return nil, fmt.Errorf("apply read fetched sources: %w", err)
-	}
-	out := map[string]bool{}
-	for _, e := range ev {
-		if e.Kind != graph.KindLLM && e.SourceURL != "" {
-			out[e.SourceURL] = true
-		}
 	}
 	return out, nil
 }

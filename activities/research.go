@@ -679,21 +679,16 @@ func (a *Activities) Ingest(ctx context.Context, in IngestInput) (IngestResult, 
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest session: %w", err)
 	}
-	held, err := a.Store.Evidence(ctx, in.SessionID, "")
-	if err != nil {
-		return IngestResult{}, fmt.Errorf("ingest evidence: %w", err)
-	}
 	st := &ingestState{goal: algebra.ToFloat64(s.GoalQueryEmb), query: a.ingestQuery(ctx, in, s.Goal)}
-	for _, e := range held {
-		st.held = append(st.held, algebra.ToFloat64(e.Embedding))
-	}
-	st.before = len(st.held)
 	p := in.Params.WithDefaults()
 	for i, d := range docs {
 		if err := a.embedDoc(ctx, p, i, d, st); err != nil {
 			return IngestResult{}, err
 		}
 		done.Store(int64(i + 1))
+	}
+	if err := a.judgeNovelty(ctx, in.SessionID, st); err != nil {
+		return IngestResult{}, err
 	}
 	res := st.res
 	if res.Chunks > 0 {
@@ -789,8 +784,6 @@ func followable(page, link string) bool {
 type ingestState struct {
 	goal      []float64
 	query     string
-	held      [][]float64 // evidence held, and the chunks judged so far
-	before    int         // len(held) before this batch: the evidence held
 	res       IngestResult
 	cands     []ingestChunk
 	items     []graph.Evidence
@@ -807,6 +800,7 @@ type ingestChunk struct {
 	emb         []float32
 	v           []float64
 	ig, cg      float64 // information gain, goal cosine
+	held        float64 // largest cosine with the evidence held before the batch (floored at 0)
 }
 
 // ingestDocs reads the staged pages of the batch and the transcripts of
@@ -865,9 +859,8 @@ func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal strin
 }
 
 // embedDoc chunks one document (the chunker the corpus index uses), embeds
-// its best lexical matches and adds them to st's candidates, with their
-// information gain against everything judged before them (the research
-// loop's temporal signal).
+// its best lexical matches and adds them to st's candidates (judgeNovelty
+// then scores them against what is held).
 func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d research.Document, st *ingestState) error {
 	// The hit mark of a passage window (d.Hit) is used with HitsInOrder
 	// only: hits re-judged by the embedding alone measured worse than
@@ -880,9 +873,6 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 	if len(all) == 0 {
 		return nil
 	}
-	// (A chunk repeated across the batch, from overlapping passage windows
-	// or mirrored pages, is judged each time, as before: its information
-	// gain is near 0 and the store deduplicates it by content hash.)
 	keep := research.WithHits(research.SelectChunks(all, st.query, r.MaxChunksEmbedded), hit)
 	if len(keep) == 0 {
 		return nil
@@ -899,13 +889,48 @@ func (a *Activities) embedDoc(ctx context.Context, r IngestParams, page int, d r
 	st.res.EmbedTokens += llm.EstimateAll(chunks)
 	for j, e := range embs {
 		v := algebra.ToFloat64(e)
-		c := ingestChunk{page: page, order: keep[j], hit: hit[keep[j]], text: chunks[j], emb: e, v: v,
-			ig: algebra.InformationGain(v, st.held), cg: algebra.Cosine(v, st.goal)}
-		st.igSum += c.ig
-		st.held = append(st.held, v) // later chunks are judged against earlier ones too
-		st.cands = append(st.cands, c)
+		st.cands = append(st.cands, ingestChunk{page: page, order: keep[j], hit: hit[keep[j]], text: chunks[j], emb: e, v: v,
+			cg: algebra.Cosine(v, st.goal)})
 	}
 	st.res.Chunks += len(chunks)
+	return nil
+}
+
+// judgeNovelty gives each candidate its largest cosine with the evidence
+// held (Store.NearestCosine: one read through the store's vector index,
+// where Ingest used to read every evidence row of the session and compare
+// each chunk with all of them, seconds per page at 100k evidence) and its
+// information gain, the research loop's temporal signal: 1 − the largest
+// cosine with the evidence held and the batch's earlier chunks, so that
+// near-duplicates inside the batch count once. (A chunk repeated across
+// the batch, from overlapping passage windows or mirrored pages, is
+// judged each time: its gain is near 0 and the store deduplicates it by
+// content hash.)
+func (a *Activities) judgeNovelty(ctx context.Context, sid string, st *ingestState) error {
+	if len(st.cands) == 0 {
+		return nil
+	}
+	q := make([][]float32, len(st.cands))
+	for i, c := range st.cands {
+		q[i] = c.emb
+	}
+	held, err := a.Store.NearestCosine(ctx, sid, q)
+	if err != nil {
+		return fmt.Errorf("ingest novelty: %w", err)
+	}
+	for i := range st.cands {
+		c := &st.cands[i]
+		c.held = held[i]
+		if algebra.Norm(c.v) == 0 {
+			continue // no direction: no information, as algebra.InformationGain
+		}
+		best := held[i]
+		for _, prev := range st.cands[:i] {
+			best = max(best, algebra.Cosine(c.v, prev.v))
+		}
+		c.ig = 1 - algebra.Clamp01(best)
+		st.igSum += c.ig
+	}
 	return nil
 }
 
@@ -920,11 +945,7 @@ func (a *Activities) keepRelevant(ctx context.Context, in IngestInput, p IngestP
 	q := algebra.ToFloat64(qe[0])
 	cc := make([]research.ChunkCandidate, len(st.cands))
 	for i, c := range st.cands {
-		held := 0.0
-		for _, h := range st.held[:st.before] {
-			held = max(held, algebra.Cosine(c.v, h))
-		}
-		cc[i] = research.ChunkCandidate{Page: c.page, Chars: utf8.RuneCountInString(c.text), Relevance: algebra.Cosine(c.v, q), Held: held, Hit: c.hit}
+		cc[i] = research.ChunkCandidate{Page: c.page, Chars: utf8.RuneCountInString(c.text), Relevance: algebra.Cosine(c.v, q), Held: c.held, Hit: c.hit}
 	}
 	sim := func(i, j int) float64 { return algebra.Cosine(st.cands[i].v, st.cands[j].v) }
 	picks := research.SelectEvidence(cc, sim, research.SelectOptions{Lambda: p.Lambda, MaxPerPage: p.MaxChunksPerPage,

@@ -159,13 +159,19 @@ func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (Sync
 // the task. One round trip instead of three: each step is idempotent, so
 // the whole is, and a retry after a crash repeats nothing that matters.
 func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, error) {
+	return a.focus(ctx, in, nil)
+}
+
+// focus is Focus with the session's per-task evidence counts when the
+// caller has read them (nil: Expand reads them).
+func (a *Activities) focus(ctx context.Context, in FocusInput, counts map[string]int) (ExpandResult, error) {
 	if err := a.SetStatus(ctx, StatusInput{SessionID: in.SessionID, Task: in.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
 		return ExpandResult{}, fmt.Errorf("focus: %w", err)
 	}
 	if _, err := a.SyncSimilar(ctx, SyncSimilarInput{SessionID: in.SessionID, Iteration: in.Iteration, Similar: in.Similar}); err != nil {
 		return ExpandResult{}, fmt.Errorf("focus: %w", err)
 	}
-	return a.Expand(ctx, ExpandInput{SessionID: in.SessionID, Task: in.Task, Context: in.Context, ChunkChars: in.ChunkChars})
+	return a.expand(ctx, ExpandInput{SessionID: in.SessionID, Task: in.Task, Context: in.Context, ChunkChars: in.ChunkChars}, counts)
 }
 
 // Expand runs PPR from the selected task over all edge types, with
@@ -173,6 +179,10 @@ func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, er
 // best evidence candidates and their pairwise cosines. It reads only the
 // task's neighbourhood, as far as the push reaches (expand_local.go).
 func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, error) {
+	return a.expand(ctx, in, nil)
+}
+
+func (a *Activities) expand(ctx context.Context, in ExpandInput, counts map[string]int) (ExpandResult, error) {
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		return ExpandResult{}, fmt.Errorf("expand session: %w", err)
@@ -180,7 +190,7 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 	def := config.Defaults()
 	c := contextOf(in.Context, def.Context)
 	sel := graph.TaskID(in.SessionID, in.Task)
-	ev, pr, idx, stats, err := localPPR(ctx, a.Store, in.SessionID, sel, c)
+	ev, pr, idx, stats, err := localPPR(ctx, a.Store, in.SessionID, sel, c, counts)
 	if err != nil {
 		return ExpandResult{}, err
 	}

@@ -71,19 +71,21 @@ func bestReady(ready []contract.ReadyTask, gapGoal float64, v contract.ViewParam
 
 // FocusView is Focus (the task becomes ACTIVE, SIMILAR_TO sync, PPR
 // context) and the task's bounded neighbourhood for the DIN-Read, in one
-// round trip. Every step is idempotent, so the whole is.
+// round trip. Every step is idempotent, so the whole is. The evidence
+// counts are read once, for Expand's read prior and the view: Focus
+// changes no SUPPORTS edge.
 func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) (contract.FocusViewResult, error) {
-	ex, err := a.Focus(ctx, in.Focus)
+	per, _, err := a.Store.EvidenceCounts(ctx, in.Focus.SessionID)
+	if err != nil {
+		return contract.FocusViewResult{}, fmt.Errorf("focus view evidence counts: %w", err)
+	}
+	ex, err := a.focus(ctx, in.Focus, per)
 	if err != nil {
 		return contract.FocusViewResult{}, err
 	}
 	tasks, err := a.Store.Tasks(ctx, in.Focus.SessionID)
 	if err != nil {
 		return contract.FocusViewResult{}, fmt.Errorf("focus view tasks: %w", err)
-	}
-	per, _, err := a.Store.EvidenceCounts(ctx, in.Focus.SessionID)
-	if err != nil {
-		return contract.FocusViewResult{}, fmt.Errorf("focus view evidence counts: %w", err)
 	}
 	hood, omitted := neighbourhood(tasks, in.Focus.Task, in.Neighbour)
 	out := contract.FocusViewResult{Expand: ex, Omitted: omitted}

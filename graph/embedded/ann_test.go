@@ -180,6 +180,70 @@ func TestANNSurvivesReopen(t *testing.T) {
 	}
 }
 
+// TestNearestCosineThroughIndex compares the index's largest cosines with
+// the exact scan's over 3,000 page-like items: each approximate answer is
+// the cosine of a real item, so never above the exact one, and equal for
+// at least 99% of queries.
+func TestNearestCosineThroughIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := embedded.OpenWith(path, embedded.ANNOptions{MinItems: 256, M: 16, EfConstruction: 100, EfSearch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sid = "ann-max"
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g"}, graph.Task{Description: "g", Embedding: graphtest.Unit(0)}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	items := pageItems(rng, 3000, 1, "a")
+	if _, err := s.AddEvidence(ctx, sid, "all", graph.RootShortID, items); err != nil {
+		t.Fatal(err)
+	}
+	probe := pageItems(rng, 400, 2, "probe") // new pages, and chunks of known ones below
+	for i := range 100 {
+		probe[i].Embedding = items[8*i+1].Embedding
+	}
+	q := make([][]float32, len(probe))
+	for i, e := range probe {
+		q[i] = e.Embedding
+	}
+	approx, err := s.NearestCosine(ctx, sid, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exactOpt := embedded.DefaultANNOptions()
+	exactOpt.MinItems = 0
+	es, err := embedded.OpenWith(path, exactOpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	exact, err := es.NearestCosine(ctx, sid, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for i := range q {
+		if approx[i] > exact[i]+1e-12 {
+			t.Fatalf("query %d: index answer %v above the exact %v", i, approx[i], exact[i])
+		}
+		if approx[i] == exact[i] {
+			same++
+		}
+	}
+	if exact[0] < 0.999 {
+		t.Fatalf("a stored item's own embedding: largest cosine %v, want 1", exact[0])
+	}
+	if r := float64(same) / float64(len(q)); r < 0.99 {
+		t.Fatalf("index equals the exact maximum for %.3f of queries, want >= 0.99", r)
+	}
+	t.Logf("index equals the exact maximum for %d of %d queries", same, len(q))
+}
+
 func TestOpenWithRefusesBadOptions(t *testing.T) {
 	if _, err := embedded.OpenWith(filepath.Join(t.TempDir(), "g.db"), embedded.ANNOptions{MinItems: 10, M: 1, EfSearch: 64}); err == nil {
 		t.Fatal("M = 1 accepted")

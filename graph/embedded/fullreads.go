@@ -152,44 +152,50 @@ func (s *Store) SetResultEmbeddings(ctx context.Context, sessionID string, embs 
 	})
 }
 
-// EvidenceOfTasks walks the heads of the evidence records once and decodes
-// only the items that support one of the named tasks.
+// EvidenceOfTasks finds the items through the supports index and decodes
+// only those.
 func (s *Store) EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs []string) ([]graph.Evidence, error) {
-	want := make(map[string]bool, len(shortIDs))
-	for _, id := range shortIDs {
-		want[id] = true
-	}
 	var out []graph.Evidence
 	err := s.view(ctx, "evidence of tasks", func(tx *bolt.Tx) error {
 		sb, err := session(tx, sessionID)
 		if err != nil {
 			return err
 		}
-		if len(want) == 0 {
-			return nil
-		}
-		return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
-			task, also, err := evidenceTargets(v)
-			if err != nil {
-				return fmt.Errorf("decode evidence %q: %w", k, err)
-			}
-			if !want[task] && !slices.ContainsFunc(also, func(a string) bool { return want[a] }) {
-				return nil
-			}
-			var r evidenceRec
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("decode evidence %q: %w", k, err)
-			}
-			e, err := recToEvidence(sessionID, string(k), r)
-			if err != nil {
-				return fmt.Errorf("decode evidence %q: %w", k, err)
-			}
-			out = append(out, e)
-			return nil
-		})
+		out, err = evidenceOf(sb, sessionID, shortIDs)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// evidenceOf is the evidence with a SUPPORTS edge to any of the tasks, in
+// Evidence order: the supports index names the items (as first target or
+// in Also), so the cost follows the tasks' evidence, not the session's.
+func evidenceOf(sb *bolt.Bucket, sid string, tasks []string) ([]graph.Evidence, error) {
+	hashes := map[string]bool{}
+	for _, t := range tasks {
+		err := prefixed(sb.Bucket(bktSupports), t, func(rest []byte) error {
+			hashes[string(rest)] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	evb := sb.Bucket(bktEvidence)
+	var out []graph.Evidence // nil when none, as the other reads give it
+	for h := range hashes {
+		var r evidenceRec
+		if err := getJSON(evb, []byte(h), &r); err != nil {
+			return nil, fmt.Errorf("evidence %q: %w", h, err)
+		}
+		e, err := recToEvidence(sid, h, r)
+		if err != nil {
+			return nil, fmt.Errorf("decode evidence %q: %w", h, err)
+		}
+		out = append(out, e)
 	}
 	graph.SortEvidence(out)
 	return out, nil

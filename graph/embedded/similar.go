@@ -324,6 +324,76 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	return out, nil
 }
 
+// NearestCosine answers each query like NearestEvidence does, exactly or
+// through the HNSW index by the same rule, keeping only the largest
+// cosine.
+func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][]float32) ([]float64, error) {
+	out := make([]float64, len(queries))
+	err := s.view(ctx, "nearest cosine", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
+			ann := sv.useANN(sessionID, s.vecs.ann)
+			for qi, q := range queries {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				uq := graph.UnitVector(q)
+				switch {
+				case uq == nil:
+				case ann:
+					out[qi] = sv.maxANN(uq, s.vecs.ann)
+				default:
+					out[qi] = sv.maxScan(uq)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// maxScan is the largest cosine of the unit query with any usable row of
+// its dimension, floored at 0.
+func (sv *sessVecs) maxScan(uq []float64) float64 {
+	best := 0.0
+	for i, emb := range sv.emb {
+		if sv.inv[i] != 0 && len(emb) == len(uq) {
+			best = max(best, sv.cosine(uq, i))
+		}
+	}
+	return best
+}
+
+// annTop is how many of the index's nearest items maxANN recomputes
+// exactly: the index ranks by float32 distances, so the exact maximum may
+// sit one or two places down among near-ties.
+const annTop = 4
+
+// maxANN is maxScan through the index: the exact cosines of its annTop
+// nearest items. (A query of another dimension than the index's is
+// scanned: it can only meet the rows the index set aside.)
+func (sv *sessVecs) maxANN(uq []float64, o ANNOptions) float64 {
+	a := sv.ann
+	if len(uq) != a.dim || a.g.len() == 0 {
+		return sv.maxScan(uq)
+	}
+	q32 := make([]float32, len(uq))
+	for i, x := range uq {
+		q32[i] = float32(x)
+	}
+	best := 0.0
+	for _, nd := range a.g.search(q32, annTop, o.EfSearch) {
+		best = max(best, sv.cosine(uq, int(a.rowOf[nd.n])))
+	}
+	return best
+}
+
 // scan is one exact scan for the unit query uq.
 func (sv *sessVecs) scan(sessionID string, uq []float64, threshold float64) []graph.Neighbor {
 	var res []graph.Neighbor

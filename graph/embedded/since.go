@@ -38,10 +38,69 @@ func putNewEvidence(sb *bolt.Bucket, hash string, r evidenceRec) error {
 	if err := indexNewEvidence(sb, hash, r); err != nil {
 		return err
 	}
+	if src := sb.Bucket(bktSources); src != nil && r.Kind != string(graph.KindLLM) && r.SourceURL != "" {
+		if err := src.Put([]byte(r.SourceURL), []byte{}); err != nil {
+			return err
+		}
+	}
 	if ix := sb.Bucket(bktEvIter); ix != nil {
 		return ix.Put(append(iterKey(r.CreatedIter), hash...), []byte{})
 	}
 	return nil
+}
+
+// bktSources holds the source URLs of a session's fetched evidence (key =
+// URL, no value), written with each new record whose Kind is not llm.
+// Records never change their URL or kind (a link to existing content
+// keeps the first record), so puts suffice. Sessions created before the
+// bucket existed have none; FetchedSources scans their records instead.
+var bktSources = []byte("sources")
+
+// FetchedSources looks each URL up in the sources bucket.
+func (s *Store) FetchedSources(ctx context.Context, sessionID string, urls []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := s.view(ctx, "fetched sources", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		src := sb.Bucket(bktSources)
+		if src == nil {
+			return scanSources(sb.Bucket(bktEvidence), urls, out)
+		}
+		for _, u := range urls {
+			if u != "" && src.Get([]byte(u)) != nil {
+				out[u] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanSources is FetchedSources over the records of a session older than
+// the sources bucket.
+func scanSources(evb *bolt.Bucket, urls []string, out map[string]bool) error {
+	want := map[string]bool{}
+	for _, u := range urls {
+		want[u] = u != ""
+	}
+	return evb.ForEach(func(k, v []byte) error {
+		var r struct {
+			SourceURL string `json:"source_url"`
+			Kind      string `json:"kind"`
+		}
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("decode evidence %q: %w", k, err)
+		}
+		if want[r.SourceURL] && r.Kind != string(graph.KindLLM) {
+			out[r.SourceURL] = true
+		}
+		return nil
+	})
 }
 
 // EvidenceSince returns the evidence with CreatedIter >= iter, ordered by

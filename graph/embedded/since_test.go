@@ -64,3 +64,52 @@ func TestEvidenceSinceWithoutIndex(t *testing.T) {
 		t.Fatalf("since 2 = %+v, want the rows of iterations 2 and 3", got)
 	}
 }
+
+// TestFetchedSourcesWithoutIndex: a session created before the sources
+// bucket existed is scanned instead, with the same answer.
+func TestFetchedSourcesWithoutIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := "old-session"
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalQueryEmb: graphtest.Unit(0), Dim: graphtest.Dim},
+		graph.Task{Description: "g", EmbedText: "g", Embedding: graphtest.Unit(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddEvidence(ctx, sid, "a", graph.RootShortID, []graph.Evidence{
+		{Content: "one", SourceURL: "https://example.org/1", Kind: graph.KindHTML, Embedding: graphtest.Unit(1), CreatedIter: 1},
+		{Content: "two", SourceURL: "https://example.org/2", Kind: graph.KindLLM, Embedding: graphtest.Unit(2), CreatedIter: 1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{"https://example.org/1", "https://example.org/2", "https://example.org/3"}
+	want, err := s.FetchedSources(ctx, sid, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("sessions")).Bucket([]byte(sid)).DeleteBucket([]byte("sources"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	if s, err = embedded.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.FetchedSources(ctx, sid, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(want, map[string]bool{"https://example.org/1": true}) {
+		t.Fatalf("scanned %v, indexed %v, want only the fetched page", got, want)
+	}
+}

@@ -59,7 +59,7 @@ var (
 	bktApplied  = []byte("applied")
 	keySession  = []byte("session")
 
-	subBuckets = [][]byte{bktMeta, bktTasks, bktEvidence, bktEdges, bktBlobs, bktApplied, bktEvIter}
+	subBuckets = [][]byte{bktMeta, bktTasks, bktEvidence, bktEdges, bktBlobs, bktApplied, bktEvIter, bktSources}
 )
 
 // Store is a graph.Store backed by one bbolt file.
@@ -487,6 +487,10 @@ func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]
 		}
 		if taskShortID != "" && sb.Bucket(bktTasks).Get([]byte(taskShortID)) == nil {
 			return fmt.Errorf("task %q: %w", taskShortID, graph.ErrNotFound)
+		}
+		if taskShortID != "" { // through the supports index: the task's items only
+			out, err = evidenceOf(sb, sessionID, []string{taskShortID})
+			return err
 		}
 		return sb.Bucket(bktEvidence).ForEach(func(k, v []byte) error {
 			var r evidenceRec

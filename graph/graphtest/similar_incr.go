@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -174,4 +175,117 @@ func testNearestEvidence(t *testing.T, s graph.Store) {
 	}
 	eq(t, "after reset", len(res[0]), 1)
 	eq(t, "after reset id", res[0][0].ID, fresh[0].ID)
+}
+
+// testNearestCosine checks the largest cosine of each query with the
+// session's evidence: exact values, the floor at 0, evidence added after
+// a first call, and an unknown session.
+func testNearestCosine(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	addEv(t, s, sid, "k",
+		graph.Evidence{Content: "a", Strength: 0.5, Embedding: Unit(0), CreatedIter: 1},
+		graph.Evidence{Content: "b", Strength: 0.5, Embedding: Blend(1, 2, 0.8), CreatedIter: 2},
+		graph.Evidence{Content: "no vector", Strength: 0.5, CreatedIter: 3},
+	)
+	neg := Unit(5)
+	neg[5] = -1
+	queries := [][]float32{Unit(0), Blend(1, 4, 0.6), Unit(5), neg, make([]float32, Dim)}
+	got, err := s.NearestCosine(ctx, sid, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 0.6 * 0.8, 0, 0, 0}
+	eq(t, "answers", len(got), len(want))
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-6 {
+			t.Fatalf("query %d: largest cosine %v, want %v (all %v)", i, got[i], want[i], got)
+		}
+	}
+	addEv(t, s, sid, "k2", graph.Evidence{Content: "c", Strength: 0.5, Embedding: Blend(5, 6, 0.9), CreatedIter: 4})
+	got, err = s.NearestCosine(ctx, sid, [][]float32{Unit(5), Unit(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got[0]-0.9) > 1e-6 || math.Abs(got[1]-1) > 1e-6 {
+		t.Fatalf("after new evidence: %v, want [0.9 1]", got)
+	}
+	if _, err := s.NearestCosine(ctx, "no-such-session", [][]float32{Unit(0)}); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+// testFetchedSources: the URLs of fetched evidence are found, those of
+// model-written evidence, unknown URLs and "" are not, a link to existing
+// content adds nothing, and an unknown session is ErrNotFound.
+func testFetchedSources(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	const page, pdf, model = "https://example.org/page", "https://example.org/doc.pdf", "https://example.org/said-by-model"
+	addEv(t, s, sid, "k",
+		graph.Evidence{Content: "a", SourceURL: page, Kind: graph.KindHTML, Strength: 0.5, Embedding: Unit(0), CreatedIter: 1},
+		graph.Evidence{Content: "b", SourceURL: pdf, Kind: graph.KindPDF, Strength: 0.5, Embedding: Unit(1), CreatedIter: 2},
+		graph.Evidence{Content: "c", SourceURL: model, Kind: graph.KindLLM, Strength: 0.5, Embedding: Unit(2), CreatedIter: 2},
+	)
+	// The same content again from another URL links to the first record.
+	addEv(t, s, sid, "k2", graph.Evidence{Content: "a", SourceURL: "https://example.org/mirror", Kind: graph.KindHTML, Strength: 0.5, Embedding: Unit(0), CreatedIter: 3})
+	got, err := s.FetchedSources(ctx, sid, []string{page, pdf, model, "https://example.org/never", "", "https://example.org/mirror"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{page: true, pdf: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("fetched sources %v, want %v", got, want)
+	}
+	if got, err := s.FetchedSources(ctx, sid, nil); err != nil || len(got) != 0 {
+		t.Fatalf("no URLs: %v, %v", got, err)
+	}
+	if _, err := s.FetchedSources(ctx, "no-such-session", []string{page}); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+// testEvidenceRows: the rows are Evidence's items reduced to ID,
+// SessionID, ContentHash, Kind, Strength, Embedding and CreatedIter, in
+// the same order, with strengths as last set, whatever the content holds
+// (here the text of the fields' own keys).
+func testEvidenceRows(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	addEv(t, s, sid, "k",
+		graph.Evidence{Content: `quote " and ,"kind":"llm","strength":9}`, SourceURL: "https://example.org/a", Title: `T ,"kind":"x"`, Kind: graph.KindHTML, Strength: 0.25, Embedding: Unit(0), CreatedIter: 2},
+		graph.Evidence{Content: "model finding", Kind: graph.KindLLM, Strength: 0.7, Embedding: Unit(1), CreatedIter: 1},
+		graph.Evidence{Content: "no vector \\ backslash", Kind: graph.KindPDF, Strength: 1e-7, CreatedIter: 2},
+	)
+	ev := addEv(t, s, sid, "k2", graph.Evidence{Content: "late", Kind: graph.KindHTML, Strength: 0.5, Embedding: Blend(2, 3, 0.6), CreatedIter: 0})
+	if err := s.SetStrengths(ctx, sid, map[string]float64{ev[0].ID: 0.875}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Evidence(ctx, sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.EvidenceRows(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "rows", len(got), len(all))
+	for i, e := range all {
+		want := graph.Evidence{ID: e.ID, SessionID: e.SessionID, ContentHash: e.ContentHash, Kind: e.Kind, Strength: e.Strength,
+			Embedding: e.Embedding, CreatedIter: e.CreatedIter}
+		if len(want.Embedding) == 0 {
+			want.Embedding = nil
+		}
+		g := got[i]
+		if len(g.Embedding) == 0 {
+			g.Embedding = nil
+		}
+		if !reflect.DeepEqual(g, want) {
+			t.Fatalf("row %d: %+v, want %+v", i, g, want)
+		}
+	}
+	eq(t, "refined strength", got[0].Strength, 0.875)
+	if _, err := s.EvidenceRows(ctx, "no-such-session"); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
 }

@@ -249,6 +249,129 @@ RETURN node.id, score, CASE WHEN node.session_id = $sid AND score >= $min THEN n
 	return exactNeighbors(cands, uq, threshold), nil
 }
 
+// NearestCosine labels the session's evidence not yet indexed, as
+// NearestEvidence does, and compares the queries exactly with those (the
+// index may not hold them yet); the rest come from the vector index:
+// each query's nearest items of the session, k widened until one turns
+// up, past vecMaxK an exact scan. Queries of another dimension than the
+// first answer 0, as NearestEvidence answers them nothing.
+func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][]float32) ([]float64, error) {
+	out := make([]float64, len(queries))
+	if len(queries) == 0 || len(queries[0]) == 0 {
+		return out, s.read(ctx, "nearest cosine", func(ctx context.Context, tx driver.ManagedTransaction) error {
+			return requireSession(ctx, tx, sessionID)
+		})
+	}
+	dim := len(queries[0])
+	raw, err := s.labelFresh(ctx, sessionID, dim)
+	if err != nil {
+		return nil, err
+	}
+	var fresh [][]float64
+	for _, f := range raw {
+		if u := graph.UnitVector(f); u != nil {
+			fresh = append(fresh, u)
+		}
+	}
+	err = s.read(ctx, "nearest cosine", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		for i, q := range queries {
+			uq := graph.UnitVector(q)
+			if uq == nil || len(q) != dim {
+				continue
+			}
+			best, err := s.nearestMax(ctx, tx, sessionID, dim, q, uq)
+			if err != nil {
+				return err
+			}
+			for _, u := range fresh {
+				best = max(best, graph.Dot(uq, u))
+			}
+			out[i] = best
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// labelFresh gives the session's evidence of dimension dim that has no
+// index label yet the label, and returns their embeddings.
+func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) ([][]float32, error) {
+	if err := s.ensureVecIndex(ctx, dim); err != nil {
+		return nil, err
+	}
+	var fresh [][]float32
+	label := vecLabel(dim)
+	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		fresh = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return each(ctx, tx, fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
+WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim SET e:%s RETURN e.id, e.embedding`, label, label),
+			map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
+				emb, err := asF32(r.Values[1])
+				if err != nil {
+					return fmt.Errorf("evidence %v: %w", r.Values[0], err)
+				}
+				fresh = append(fresh, emb)
+				return nil
+			})
+	})
+	return fresh, err
+}
+
+// nearestMax is the largest exact cosine (floored at 0) among the index's
+// nearest items of the session for one query.
+func (s *Store) nearestMax(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, q []float32, uq []float64) (float64, error) {
+	qv := make([]any, len(q))
+	for i, x := range q {
+		qv[i] = float64(x)
+	}
+	for k := vecFirstK; k <= vecMaxK; k *= vecGrowK {
+		cands := map[string][]float32{}
+		n := 0
+		err := each(ctx, tx, `CALL db.index.vector.queryNodes($idx, $k, $q) YIELD node
+RETURN node.id, CASE WHEN node.session_id = $sid THEN node.embedding END`,
+			map[string]any{"idx": vecIndex(dim), "k": int64(k), "q": qv, "sid": sessionID}, func(r *driver.Record) error {
+				n++
+				if r.Values[1] == nil || len(cands) >= vecTop {
+					return nil
+				}
+				id, _ := r.Values[0].(string)
+				emb, err := asF32(r.Values[1])
+				if err != nil {
+					return fmt.Errorf("evidence %q: %w", id, err)
+				}
+				cands[id] = emb
+				return nil
+			})
+		if err != nil {
+			return 0, err
+		}
+		if len(cands) > 0 || n < k {
+			return topCosine(exactNeighbors(cands, uq, 0)), nil
+		}
+	}
+	all, err := s.scanOne(ctx, tx, sessionID, dim, uq, 0)
+	return topCosine(all), err
+}
+
+// vecTop is how many of the session's nearest items nearestMax compares
+// exactly: index scores are float32, so the exact maximum may sit one or
+// two places down among near-ties.
+const vecTop = 4
+
+// topCosine is the first neighbour's cosine, or 0.
+func topCosine(ns []graph.Neighbor) float64 {
+	if len(ns) == 0 {
+		return 0
+	}
+	return ns[0].Cosine
+}
+
 // scanOne is the exact fallback: every indexed item of the session.
 func (s *Store) scanOne(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, uq []float64, threshold float64) ([]graph.Neighbor, error) {
 	cands := map[string][]float32{}
@@ -331,4 +454,34 @@ func similarEdge(r *driver.Record) graph.Edge {
 	e.Weight, _ = r.Values[2].(float64)
 	e.Label, _ = r.Values[3].(string)
 	return e
+}
+
+// FetchedSources looks the URLs up through the (session_id, source_url)
+// index: what it returns, not the session's evidence.
+func (s *Store) FetchedSources(ctx context.Context, sessionID string, urls []string) (map[string]bool, error) {
+	var list []any
+	for _, u := range urls {
+		if u != "" {
+			list = append(list, u)
+		}
+	}
+	out := map[string]bool{}
+	err := s.read(ctx, "fetched sources", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		clear(out)
+		if err := requireSession(ctx, tx, sessionID); err != nil || len(list) == 0 {
+			return err
+		}
+		return each(ctx, tx, `UNWIND $urls AS u
+MATCH (e:Evidence {session_id: $sid, source_url: u}) WHERE e.kind <> $llm
+RETURN DISTINCT u`, map[string]any{"sid": sessionID, "urls": list, "llm": string(graph.KindLLM)}, func(r *driver.Record) error {
+			if u, ok := r.Values[0].(string); ok {
+				out[u] = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

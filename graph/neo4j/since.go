@@ -85,3 +85,33 @@ func (s *Store) DeleteBlob(ctx context.Context, sessionID, key string) error {
 			map[string]any{"sid": sessionID, "key": key})
 	})
 }
+
+// EvidenceRows reads the fields Observe's recompute needs as a map
+// projection, so the contents never cross the wire.
+func (s *Store) EvidenceRows(ctx context.Context, sessionID string) ([]graph.Evidence, error) {
+	var out []graph.Evidence
+	err := s.read(ctx, "evidence rows", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = nil
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return each(ctx, tx, `MATCH (e:Evidence {session_id: $sid})
+RETURN e {.id, .session_id, .content_hash, .kind, .strength, .embedding, .created_iter}`,
+			map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+				m, _ := r.Values[0].(map[string]any)
+				p := props(m)
+				emb, err := p.emb("embedding")
+				if err != nil {
+					return fmt.Errorf("decode evidence %q: %w", p.str("id"), err)
+				}
+				out = append(out, graph.Evidence{ID: p.str("id"), SessionID: p.str("session_id"), ContentHash: p.str("content_hash"),
+					Kind: graph.EvidenceKind(p.str("kind")), Strength: p.float("strength"), Embedding: emb, CreatedIter: p.int("created_iter")})
+				return nil
+			})
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortEvidence(out)
+	return out, nil
+}

@@ -166,6 +166,7 @@ var schema = []string{
 	"CREATE INDEX lethe_evidence_session IF NOT EXISTS FOR (e:Evidence) ON (e.session_id)",
 	"CREATE INDEX lethe_evidence_hash IF NOT EXISTS FOR (e:Evidence) ON (e.content_hash)",
 	"CREATE INDEX lethe_evidence_session_iter IF NOT EXISTS FOR (e:Evidence) ON (e.session_id, e.created_iter)", // EvidenceSince
+	"CREATE INDEX lethe_evidence_session_source IF NOT EXISTS FOR (e:Evidence) ON (e.session_id, e.source_url)", // FetchedSources
 }
 
 func (s *Store) setupSchema(ctx context.Context) error {
