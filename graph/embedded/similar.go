@@ -295,28 +295,12 @@ func evidenceByHash(sb *bolt.Bucket, sessionID string, hashes []string) ([]graph
 // first).
 func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
 	out := make([][]graph.Neighbor, len(queries))
-	err := s.view(ctx, "nearest evidence", func(tx *bolt.Tx) error {
-		sb, err := session(tx, sessionID)
-		if err != nil {
-			return err
+	err := s.eachQuery(ctx, "nearest evidence", sessionID, queries, func(i int, sv *sessVecs, q []float32, uq []float64, ann bool) {
+		if ann {
+			out[i] = sv.nearestANN(sessionID, q, uq, threshold, s.vecs.ann)
+		} else {
+			out[i] = sv.scan(sessionID, uq, threshold)
 		}
-		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
-			ann := sv.useANN(sessionID, s.vecs.ann)
-			for qi, q := range queries {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				uq := graph.UnitVector(q)
-				switch {
-				case uq == nil:
-				case ann:
-					out[qi] = sv.nearestANN(sessionID, q, uq, threshold, s.vecs.ann)
-				default:
-					out[qi] = sv.scan(sessionID, uq, threshold)
-				}
-			}
-			return nil
-		})
 	})
 	if err != nil {
 		return nil, err
@@ -329,33 +313,41 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 // cosine.
 func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][]float32) ([]float64, error) {
 	out := make([]float64, len(queries))
-	err := s.view(ctx, "nearest cosine", func(tx *bolt.Tx) error {
+	err := s.eachQuery(ctx, "nearest cosine", sessionID, queries, func(i int, sv *sessVecs, _ []float32, uq []float64, ann bool) {
+		if ann {
+			out[i] = sv.maxANN(uq, s.vecs.ann)
+		} else {
+			out[i] = sv.maxScan(uq)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachQuery calls fn for every query with a direction (uq, its unit
+// vector), under the session's rows caught up to the transaction's view;
+// ann says whether the session's queries go through the index.
+func (s *Store) eachQuery(ctx context.Context, op, sessionID string, queries [][]float32, fn func(i int, sv *sessVecs, q []float32, uq []float64, ann bool)) error {
+	return s.view(ctx, op, func(tx *bolt.Tx) error {
 		sb, err := session(tx, sessionID)
 		if err != nil {
 			return err
 		}
 		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
 			ann := sv.useANN(sessionID, s.vecs.ann)
-			for qi, q := range queries {
+			for i, q := range queries {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				uq := graph.UnitVector(q)
-				switch {
-				case uq == nil:
-				case ann:
-					out[qi] = sv.maxANN(uq, s.vecs.ann)
-				default:
-					out[qi] = sv.maxScan(uq)
+				if uq := graph.UnitVector(q); uq != nil {
+					fn(i, sv, q, uq, ann)
 				}
 			}
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // maxScan is the largest cosine of the unit query with any usable row of

@@ -35,20 +35,7 @@ func TestEvidenceSinceWithoutIndex(t *testing.T) {
 		}
 	}
 	add("a", 1, "one")
-	_ = s.Close()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("sessions")).Bucket([]byte(sid)).DeleteBucket([]byte("evidence_by_iter"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	_ = db.Close()
-	if s, err = embedded.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	s = reopenWithout(t, s, path, sid, "evidence_by_iter")
 	defer s.Close()
 	add("b", 2, "two")
 	add("c", 3, "three")
@@ -90,20 +77,7 @@ func TestFetchedSourcesWithoutIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = s.Close()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("sessions")).Bucket([]byte(sid)).DeleteBucket([]byte("sources"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	_ = db.Close()
-	if s, err = embedded.Open(path); err != nil {
-		t.Fatal(err)
-	}
+	s = reopenWithout(t, s, path, sid, "sources")
 	defer s.Close()
 	got, err := s.FetchedSources(ctx, sid, urls)
 	if err != nil {
@@ -112,4 +86,25 @@ func TestFetchedSourcesWithoutIndex(t *testing.T) {
 	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(want, map[string]bool{"https://example.org/1": true}) {
 		t.Fatalf("scanned %v, indexed %v, want only the fetched page", got, want)
 	}
+}
+
+// reopenWithout closes s, deletes the session's bucket name from the file,
+// as a session created before that bucket existed has it, and reopens.
+func reopenWithout(t *testing.T, s *embedded.Store, path, sid, name string) *embedded.Store {
+	t.Helper()
+	_ = s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("sessions")).Bucket([]byte(sid)).DeleteBucket([]byte(name))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	if s, err = embedded.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

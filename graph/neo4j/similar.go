@@ -340,13 +340,9 @@ RETURN node.id, CASE WHEN node.session_id = $sid THEN node.embedding END`,
 				if r.Values[1] == nil || len(cands) >= vecTop {
 					return nil
 				}
-				id, _ := r.Values[0].(string)
-				emb, err := asF32(r.Values[1])
-				if err != nil {
-					return fmt.Errorf("evidence %q: %w", id, err)
-				}
+				id, emb, err := idEmbedding(r)
 				cands[id] = emb
-				return nil
+				return err
 			})
 		if err != nil {
 			return 0, err
@@ -377,18 +373,24 @@ func (s *Store) scanOne(ctx context.Context, tx driver.ManagedTransaction, sessi
 	cands := map[string][]float32{}
 	err := each(ctx, tx, fmt.Sprintf("MATCH (e:%s {session_id: $sid}) RETURN e.id, e.embedding", vecLabel(dim)),
 		map[string]any{"sid": sessionID}, func(r *driver.Record) error {
-			id, _ := r.Values[0].(string)
-			emb, err := asF32(r.Values[1])
-			if err != nil {
-				return fmt.Errorf("evidence %q: %w", id, err)
-			}
+			id, emb, err := idEmbedding(r)
 			cands[id] = emb
-			return nil
+			return err
 		})
 	if err != nil {
 		return nil, err
 	}
 	return exactNeighbors(cands, uq, threshold), nil
+}
+
+// idEmbedding decodes a row of (evidence id, embedding).
+func idEmbedding(r *driver.Record) (string, []float32, error) {
+	id, _ := r.Values[0].(string)
+	emb, err := asF32(r.Values[1])
+	if err != nil {
+		return id, nil, fmt.Errorf("evidence %q: %w", id, err)
+	}
+	return id, emb, nil
 }
 
 // exactNeighbors keeps the candidates with exact cosine >= threshold,
