@@ -18,16 +18,7 @@ import (
 // same answer, and evidence added later is found too.
 func TestEvidenceSinceWithoutIndex(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "graph.db")
-	s, err := embedded.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := "old-session"
-	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalQueryEmb: graphtest.Unit(0), Dim: graphtest.Dim},
-		graph.Task{Description: "g", EmbedText: "g", Embedding: graphtest.Unit(0)}); err != nil {
-		t.Fatal(err)
-	}
+	s, path, sid := newFileSession(t)
 	add := func(key string, iter int, content string) {
 		t.Helper()
 		if _, err := s.AddEvidence(ctx, sid, key, graph.RootShortID, []graph.Evidence{{Content: content, Kind: graph.KindHTML, Embedding: graphtest.Unit(iter), CreatedIter: iter}}); err != nil {
@@ -56,16 +47,7 @@ func TestEvidenceSinceWithoutIndex(t *testing.T) {
 // bucket existed is scanned instead, with the same answer.
 func TestFetchedSourcesWithoutIndex(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "graph.db")
-	s, err := embedded.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := "old-session"
-	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalQueryEmb: graphtest.Unit(0), Dim: graphtest.Dim},
-		graph.Task{Description: "g", EmbedText: "g", Embedding: graphtest.Unit(0)}); err != nil {
-		t.Fatal(err)
-	}
+	s, path, sid := newFileSession(t)
 	if _, err := s.AddEvidence(ctx, sid, "a", graph.RootShortID, []graph.Evidence{
 		{Content: "one", SourceURL: "https://example.org/1", Kind: graph.KindHTML, Embedding: graphtest.Unit(1), CreatedIter: 1},
 		{Content: "two", SourceURL: "https://example.org/2", Kind: graph.KindLLM, Embedding: graphtest.Unit(2), CreatedIter: 1},
@@ -107,4 +89,20 @@ func reopenWithout(t *testing.T, s *embedded.Store, path, sid, name string) *emb
 		t.Fatal(err)
 	}
 	return s
+}
+
+// newFileSession opens a store in a new file with one session, "old-session".
+func newFileSession(t *testing.T) (*embedded.Store, string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := "old-session"
+	if err := s.CreateSession(context.Background(), graph.Session{ID: sid, Goal: "g", GoalQueryEmb: graphtest.Unit(0), Dim: graphtest.Dim},
+		graph.Task{Description: "g", EmbedText: "g", Embedding: graphtest.Unit(0)}); err != nil {
+		t.Fatal(err)
+	}
+	return s, path, sid
 }
