@@ -30,12 +30,14 @@ type sectionDoc struct {
 type sectionsDoc struct {
 	Sections []sectionDoc
 	Sources  []Source
-	// Goal is the root's evidence nearest the goal (source number ->
-	// texts), which the summary picks its facts for the goal from beside
-	// the sections' (assembly.summary_facts).
+	// Goal is what goalTexts derives from Passages. Blobs written before
+	// 2026-12-02 hold it beside Passages (the same items twice, about
+	// 40 KB); it is read only from those.
 	Goal map[int]string `json:",omitempty"`
-	// Passages are the same items whole, nearest the goal first, which
-	// the summary answers from (assembly.summary_passages).
+	// Passages are the root's evidence nearest the goal, whole, nearest
+	// first: the summary answers from them (assembly.summary_passages)
+	// and picks its facts for the goal from their texts beside the
+	// sections' (assembly.summary_facts).
 	Passages []Passage `json:",omitempty"`
 }
 
@@ -93,7 +95,7 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	doc := sectionsDoc{}
 	if (c.cfg.SummaryFacts > 0 || c.cfg.SummaryPassages > 0) && len(c.secs) > 0 {
-		if doc.Goal, doc.Passages, err = c.goalEvidence(ctx, s.GoalQueryEmb); err != nil {
+		if doc.Passages, err = c.goalEvidence(ctx, s.GoalQueryEmb); err != nil {
 			return CollectResult{}, err
 		}
 	}
@@ -243,10 +245,10 @@ func supporting(ev []graph.Evidence, taskID string) []graph.Evidence {
 // report's summary would not see the passages retrieved for the question
 // itself: in the local evaluation lethe read the answer and lost it in the
 // report where single-shot retrieval answered (dr-018, dr-051).
-func (c *collector) goalEvidence(ctx context.Context, goal []float32) (map[int]string, []Passage, error) {
+func (c *collector) goalEvidence(ctx context.Context, goal []float32) ([]Passage, error) {
 	ev, err := c.a.Store.EvidenceOfTasks(ctx, c.session, []string{graph.RootShortID})
 	if err != nil {
-		return nil, nil, fmt.Errorf("collect goal evidence: %w", err)
+		return nil, fmt.Errorf("collect goal evidence: %w", err)
 	}
 	var kept []graph.Evidence
 	var cos []float64
@@ -261,14 +263,25 @@ func (c *collector) goalEvidence(ctx context.Context, goal []float32) (map[int]s
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return cos[idx[a]] > cos[idx[b]] })
-	out := map[int]string{}
 	var ps []Passage
 	for _, i := range idx[:min(len(idx), c.cfg.SummaryEvidence)] {
-		n := c.sourceNumber(kept[i])
-		out[n] += kept[i].Content + "\n"
-		ps = append(ps, Passage{N: n, Text: kept[i].Content})
+		ps = append(ps, Passage{N: c.sourceNumber(kept[i]), Text: kept[i].Content})
 	}
-	return out, ps, nil
+	return ps, nil
+}
+
+// goalTexts is the root's goal evidence by source number, each item's
+// text followed by a newline: the blob's Goal where an older CollectSections
+// wrote it, else derived from the passages.
+func (d sectionsDoc) goalTexts() map[int]string {
+	if d.Goal != nil {
+		return d.Goal
+	}
+	out := map[int]string{}
+	for _, p := range d.Passages {
+		out[p.N] += p.Text + "\n"
+	}
+	return out
 }
 
 // checkRoot holds the root's result, which the model wrote during the

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -86,9 +87,7 @@ func collectWhole(ctx context.Context, a *Activities, in CollectInput) (CollectR
 		sort.SliceStable(ev, func(i, j int) bool {
 			return algebra.Cosine32(s.GoalQueryEmb, ev[i].Embedding) > algebra.Cosine32(s.GoalQueryEmb, ev[j].Embedding)
 		})
-		doc.Goal = map[int]string{}
 		for _, e := range ev[:min(len(ev), c.cfg.SummaryEvidence)] {
-			doc.Goal[c.sourceNumber(e)] += e.Content + "\n"
 			doc.Passages = append(doc.Passages, Passage{N: c.sourceNumber(e), Text: e.Content})
 		}
 	}
@@ -255,5 +254,23 @@ func TestCollectorMergesSameTitle(t *testing.T) {
 	}
 	if strings.Count(got.Text, "blocks a package") != 1 || !strings.Contains(got.Text, "List them") {
 		t.Errorf("merged text: %q", got.Text)
+	}
+}
+
+// TestGoalTexts: a blob written before Goal was dropped is read as it
+// was written (its Goal, not Goal and Passages both); a new blob gives
+// the same texts from its passages alone.
+func TestGoalTexts(t *testing.T) {
+	ps := []Passage{{N: 2, Text: "b"}, {N: 1, Text: "a"}, {N: 2, Text: "c"}}
+	want := map[int]string{1: "a\n", 2: "b\nc\n"}
+	if got := (sectionsDoc{Passages: ps}).goalTexts(); !maps.Equal(got, want) {
+		t.Fatalf("from passages: %v, want %v", got, want)
+	}
+	old := sectionsDoc{Goal: map[int]string{1: "a\n", 2: "b\nc\n"}, Passages: ps}
+	if got := old.goalTexts(); !maps.Equal(got, want) {
+		t.Fatalf("old blob: %v, want %v", got, want)
+	}
+	if got := (sectionsDoc{}).goalTexts(); len(got) != 0 {
+		t.Fatalf("empty: %v", got)
 	}
 }

@@ -391,7 +391,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 			evidence[n] += text
 		}
 	}
-	for n, text := range doc.Goal {
+	for n, text := range doc.goalTexts() {
 		evidence[n] += text
 	}
 	var user string
