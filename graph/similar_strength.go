@@ -2,9 +2,13 @@ package graph
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"math"
 	"slices"
 )
 
@@ -48,7 +52,7 @@ func loadStrengthRecords(ctx context.Context, s Store, sessionID string, ids []s
 	for _, k := range keys {
 		m := map[string]strengthRecord{}
 		if data, ok := raw[k]; ok {
-			if err := json.Unmarshal(data, &m); err != nil {
+			if m, err = decodeShard(data); err != nil {
 				return nil, nil, fmt.Errorf("decode %s: %w", k, err)
 			}
 		}
@@ -79,11 +83,7 @@ func migrateStrengths(ctx context.Context, s Store, sessionID string, legacy []b
 	}
 	blobs := make(map[string][]byte, len(byShard))
 	for k, m := range byShard {
-		data, err := json.Marshal(m)
-		if err != nil {
-			return nil, err
-		}
-		blobs[k] = data
+		blobs[k] = encodeShard(m)
 	}
 	if err := s.PutBlobs(ctx, sessionID, blobs); err != nil {
 		return nil, fmt.Errorf("split %s: %w", StrengthBaseBlob, err)
@@ -121,11 +121,89 @@ func saveStrengthRecords(ctx context.Context, s Store, sessionID string, shards 
 	}
 	blobs := make(map[string][]byte, len(touched))
 	for k := range touched {
-		data, err := json.Marshal(shards[k]) // map keys are sorted: deterministic bytes
-		if err != nil {
-			return err
-		}
-		blobs[k] = data
+		blobs[k] = encodeShard(shards[k])
 	}
 	return s.PutBlobs(ctx, sessionID, blobs)
+}
+
+// shardBinary opens a shard in the binary layout: the byte, a uvarint
+// count, then per record, in id order, a uvarint length, the id and the
+// three float64s (base, refined, prev) as little-endian bits. A shard
+// written before 2026-12-02 is a JSON object, whose first byte is '{'.
+// Measured on bench/long at 100,000 items: decoding and encoding the JSON
+// shards a sync touches was 10 ms of its 35 ms.
+const shardBinary = 0x01
+
+// encodeShard is the binary layout of m: the same records give the same
+// bytes, so an unchanged shard is never written as changed.
+func encodeShard(m map[string]strengthRecord) []byte {
+	ids := slices.Sorted(maps.Keys(m))
+	n := 1 + binary.MaxVarintLen64
+	for _, id := range ids {
+		n += binary.MaxVarintLen64 + len(id) + 24
+	}
+	out := make([]byte, 0, n)
+	out = append(out, shardBinary)
+	out = binary.AppendUvarint(out, uint64(len(ids)))
+	for _, id := range ids {
+		r := m[id]
+		out = binary.AppendUvarint(out, uint64(len(id)))
+		out = append(out, id...)
+		for _, f := range [3]float64{r.Base, r.Refined, r.Prev} {
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(f))
+		}
+	}
+	return out
+}
+
+var errShortShard = errors.New("strength shard ends early")
+
+// decodeShard reads a shard in either layout.
+func decodeShard(data []byte) (map[string]strengthRecord, error) {
+	if len(data) > 0 && data[0] == '{' {
+		m := map[string]strengthRecord{}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	if len(data) == 0 || data[0] != shardBinary {
+		return nil, fmt.Errorf("strength shard: unknown layout")
+	}
+	rest := data[1:]
+	count, w := binary.Uvarint(rest)
+	if w <= 0 || count > uint64(len(rest)) {
+		return nil, errShortShard
+	}
+	rest = rest[w:]
+	m := make(map[string]strengthRecord, count)
+	for range count {
+		l, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) < l+24 {
+			return nil, errShortShard
+		}
+		id := string(rest[w : w+int(l)])
+		f := rest[w+int(l):]
+		m[id] = strengthRecord{
+			Base:    math.Float64frombits(binary.LittleEndian.Uint64(f)),
+			Refined: math.Float64frombits(binary.LittleEndian.Uint64(f[8:])),
+			Prev:    math.Float64frombits(binary.LittleEndian.Uint64(f[16:])),
+		}
+		rest = f[24:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("strength shard: %d bytes after the records", len(rest))
+	}
+	return m, nil
+}
+
+// StrengthShardJSON is a strength shard (either layout) as the JSON object
+// of the layout before 2026-12-02, for the tests that rebuild an older
+// session's blobs.
+func StrengthShardJSON(data []byte) ([]byte, error) {
+	m, err := decodeShard(data)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
 }

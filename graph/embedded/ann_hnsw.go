@@ -12,8 +12,8 @@ package embedded
 // insertion order, so a rebuild after a restart is the same graph.
 
 import (
-	"container/heap"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -29,6 +29,8 @@ type hnswGraph struct {
 	top      int // layer of entry
 	visited  []uint32
 	visitGen uint32
+	near     candHeap // searchLayer's scratch
+	far      candHeap
 }
 
 func newHNSW(m, efC int, seed uint64) *hnswGraph {
@@ -71,24 +73,54 @@ type cand struct {
 	d float32
 }
 
-// nearHeap pops the nearest first; farHeap the farthest first.
-type nearHeap []cand
-type farHeap []cand
+// before orders candidates nearest first, ties by node.
+func (a cand) before(b cand) bool { return a.d < b.d || (a.d == b.d && a.n < b.n) }
 
-func (x nearHeap) Len() int { return len(x) }
-func (x nearHeap) Less(i, j int) bool {
-	return x[i].d < x[j].d || (x[i].d == x[j].d && x[i].n < x[j].n)
+// neg reverses the order of before (nodes are >= 0, so -n reverses
+// theirs): a heap of negated candidates pops the farthest first.
+func (a cand) neg() cand { return cand{-a.n, -a.d} }
+
+// candHeap is a binary min-heap by before. Written out rather than through
+// container/heap, whose Push and Pop box every candidate in an interface
+// (an allocation each) and call Less through it: a search pushes hundreds.
+type candHeap []cand
+
+func (x *candHeap) push(c cand) {
+	h := append(*x, c)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h[i].before(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	*x = h
 }
-func (x nearHeap) Swap(i, j int) { x[i], x[j] = x[j], x[i] }
-func (x *nearHeap) Push(v any)   { *x = append(*x, v.(cand)) }
-func (x *nearHeap) Pop() any     { v := (*x)[len(*x)-1]; *x = (*x)[:len(*x)-1]; return v }
-func (x farHeap) Len() int       { return len(x) }
-func (x farHeap) Less(i, j int) bool {
-	return x[i].d > x[j].d || (x[i].d == x[j].d && x[i].n > x[j].n)
+
+func (x *candHeap) pop() cand {
+	h := *x
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l].before(h[m]) {
+			m = l
+		}
+		if r < len(h) && h[r].before(h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*x = h
+	return top
 }
-func (x farHeap) Swap(i, j int) { x[i], x[j] = x[j], x[i] }
-func (x *farHeap) Push(v any)   { *x = append(*x, v.(cand)) }
-func (x *farHeap) Pop() any     { v := (*x)[len(*x)-1]; *x = (*x)[:len(*x)-1]; return v }
 
 // add inserts a unit vector as the next node (algorithm 1).
 func (h *hnswGraph) add(v []float32) {
@@ -136,12 +168,21 @@ func (h *hnswGraph) link(a, n int32, l int) {
 // the base than to every kept one, so that links reach out of a tight
 // cluster; the pruned fill up to m.
 func (h *hnswGraph) selectLinks(cs []cand, m int) []int32 {
-	sorted := make(nearHeap, len(cs))
-	copy(sorted, cs)
-	heap.Init(&sorted)
+	sorted := slices.Clone(cs)
+	slices.SortFunc(sorted, func(a, b cand) int {
+		if a.before(b) {
+			return -1
+		}
+		if b.before(a) {
+			return 1
+		}
+		return 0
+	})
 	var kept, pruned []int32
-	for sorted.Len() > 0 && len(kept) < m {
-		c := heap.Pop(&sorted).(cand)
+	for _, c := range sorted {
+		if len(kept) >= m {
+			break
+		}
 		good := true
 		for _, k := range kept {
 			if h.dist(h.vec[c.n], k) < c.d {
@@ -172,19 +213,22 @@ func (h *hnswGraph) searchLayer(q []float32, ep []cand, ef, l int) []cand {
 		h.visited = make([]uint32, len(h.vec)+len(h.vec)/2+16)
 		h.visitGen = 1
 	}
-	near := make(nearHeap, 0, 2*ef)
-	far := make(farHeap, 0, ef+1)
+	// near pops the nearest candidate to expand; far holds the ef best
+	// found, negated so that its top is the farthest of them. Their
+	// buffers are reused: searches of one graph never overlap (visited is
+	// shared the same way).
+	near, far := h.near[:0], h.far[:0]
 	for _, c := range ep {
 		h.visited[c.n] = h.visitGen
-		heap.Push(&near, c)
-		heap.Push(&far, c)
-		if far.Len() > ef {
-			heap.Pop(&far)
+		near.push(c)
+		far.push(c.neg())
+		if len(far) > ef {
+			far.pop()
 		}
 	}
-	for near.Len() > 0 {
-		c := heap.Pop(&near).(cand)
-		if far.Len() >= ef && c.d > far[0].d {
+	for len(near) > 0 {
+		c := near.pop()
+		if len(far) >= ef && c.d > -far[0].d {
 			break
 		}
 		if l >= len(h.links[c.n]) {
@@ -196,19 +240,20 @@ func (h *hnswGraph) searchLayer(q []float32, ep []cand, ef, l int) []cand {
 			}
 			h.visited[e] = h.visitGen
 			d := h.dist(q, e)
-			if far.Len() < ef || d < far[0].d {
-				heap.Push(&near, cand{e, d})
-				heap.Push(&far, cand{e, d})
-				if far.Len() > ef {
-					heap.Pop(&far)
+			if len(far) < ef || d < -far[0].d {
+				near.push(cand{e, d})
+				far.push(cand{e, d}.neg())
+				if len(far) > ef {
+					far.pop()
 				}
 			}
 		}
 	}
-	out := make([]cand, far.Len())
+	out := make([]cand, len(far))
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&far).(cand)
+		out[i] = far.pop().neg()
 	}
+	h.near, h.far = near, far
 	return out
 }
 

@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Similar/LocalDeferredLabels", testSyncLocalDeferredLabels},
 		{"Similar/LocalCrashBeforeMark", testSyncLocalCrashBeforeMark},
 		{"Similar/StrengthShardsMigrate", testStrengthShardsMigrate},
+		{"Similar/StrengthShardsJSON", testStrengthShardsJSON},
 		{"Blobs", testBlobs},
 		{"Ordering/TasksEvidenceEdges", testOrdering},
 		{"Concurrency/ParallelAddEvidence", testConcurrency},

@@ -224,8 +224,12 @@ func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
 	}
 	all := map[string]json.RawMessage{}
 	for k, data := range shards {
+		js, err := graph.StrengthShardJSON(data)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(data, &m); err != nil {
+		if err := json.Unmarshal(js, &m); err != nil {
 			t.Fatal(err)
 		}
 		for id, r := range m {
@@ -256,4 +260,62 @@ func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
 		t.Fatal(err)
 	}
 	eq(t, "shards after migration", len(again), len(shards))
+}
+
+// testStrengthShardsJSON puts back every shard in the JSON layout of
+// before the binary one (2026-12-02) and checks that a full sync reads
+// them (no strength moves: the records were all found) and writes nothing
+// it need not: an unchanged shard keeps its older bytes.
+func testStrengthShardsJSON(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid := newSession(t, s)
+	nli := &fakeNLI{}
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
+	items := clusteredItems(23, 30, 1, "agree")
+	for i := range items {
+		items[i].Content = fmt.Sprintf("agree %d", i)
+	}
+	addEv(t, s, sid, "w0", items...)
+	if st, err := graph.SyncSimilar(ctx, s, sid, p, nli); err != nil || st.Refined == 0 {
+		t.Fatalf("first sync: %+v, %v (nothing refined proves nothing)", st, err)
+	}
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s/%03x", graph.StrengthBaseBlob, i)
+	}
+	shards, err := s.GetBlobs(ctx, sid, keys)
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("no strength shards after a sync: %d, %v", len(shards), err)
+	}
+	old := map[string][]byte{}
+	for k, data := range shards {
+		if data[0] == '{' {
+			t.Fatalf("shard %s is still JSON", k)
+		}
+		if old[k], err = graph.StrengthShardJSON(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutBlobs(ctx, sid, old); err != nil {
+		t.Fatal(err)
+	}
+	before := evidence(t, s, sid, "")
+	p.Full = true
+	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "strengths changed by the sync over JSON shards", st.Refined, 0)
+	for i, e := range evidence(t, s, sid, "") {
+		eq(t, "strength over JSON shards", e.Strength, before[i].Strength)
+	}
+	again, err := s.GetBlobs(ctx, sid, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, data := range again {
+		if string(data) != string(old[k]) {
+			t.Fatalf("shard %s rewritten though no record changed", k)
+		}
+	}
 }

@@ -1,0 +1,70 @@
+package embedded
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// hnswVectors are n unit vectors of 384 dimensions: 64 topics, pages of
+// eight chunks near one another within a topic, as a session's are.
+func hnswVectors(n int) [][]float32 {
+	rng := rand.New(rand.NewPCG(7, 384))
+	out := make([][]float32, n)
+	const dim = 384
+	topics := make([][]float64, 64)
+	for t := range topics {
+		topics[t] = make([]float64, dim)
+		for d := range topics[t] {
+			topics[t][d] = rng.NormFloat64()
+		}
+	}
+	page := make([]float64, dim)
+	for i := range out {
+		if i%8 == 0 {
+			topic := topics[rng.IntN(len(topics))]
+			for d := range page {
+				page[d] = rng.NormFloat64() + 1.5*topic[d]
+			}
+		}
+		v := make([]float64, dim)
+		for d := range v {
+			v[d] = rng.NormFloat64() + 2*page[d]
+		}
+		out[i] = unit32(f32(v), invNorm(f32(v)))
+	}
+	return out
+}
+
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// BenchmarkHNSW times building a graph of 4,096 items (add, reported per
+// item) and one search (k 64, ef 64: a threshold query's first ask) in a
+// graph of 20,000, with the default M and ef_construction.
+func BenchmarkHNSW(b *testing.B) {
+	o := DefaultANNOptions()
+	vecs := hnswVectors(20000 + 1024)
+	b.Run("add", func(b *testing.B) {
+		for b.Loop() {
+			g := newHNSW(o.M, o.EfConstruction, 1)
+			for _, v := range vecs[:4096] {
+				g.add(v)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4096), "ns/item")
+	})
+	g := newHNSW(o.M, o.EfConstruction, 1)
+	for _, v := range vecs[:20000] {
+		g.add(v)
+	}
+	b.Run("search", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			g.search(vecs[20000+i%1024], 64, o.EfSearch)
+		}
+	})
+}
