@@ -286,6 +286,7 @@ func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e con
 			src, normSrc = append(src, texts[n]...), append(normSrc, norm[n]...)
 		}
 		if len(src) == 0 {
+			rec.NoteUnsupported(s.Text)
 			continue
 		}
 		if _, ok := ContainedIn(s.Text, normSrc); ok {
@@ -321,6 +322,7 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 	case perr != nil && len(claims) == 1:
 		rec.Unjudged++
 		rec.CitationError = truncate(perr.Error(), 200)
+		rec.NoteUnsupported(claims[0].Sentence)
 		return nil
 	case perr != nil:
 		h := len(claims) / 2
@@ -334,9 +336,11 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 		case supported[i]:
 			rec.Supported++
 		case judged[i]:
+			rec.NoteUnsupported(c.Sentence)
 		case len(claims) == 1:
 			rec.Unjudged++
 			rec.CitationError = "the judge gave no verdict on the claim"
+			rec.NoteUnsupported(c.Sentence)
 		default:
 			if err := judgeClaims(ctx, judge, []score.Claim{c}, rec); err != nil {
 				return err

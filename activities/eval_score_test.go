@@ -87,6 +87,9 @@ func TestScoreCitations(t *testing.T) {
 	if p := rec.Precision(); p != 0.75 {
 		t.Errorf("precision %v, want 3/4: the wrong citation costs one sentence", p)
 	}
+	if len(rec.Unsupported) != 1 || rec.Unsupported[0] != strings.Replace(scoreWrong, " [2]", "", 1) {
+		t.Errorf("unsupported sentences %q, want the wrong one alone", rec.Unsupported)
+	}
 	copied := regexp.MustCompile(`CLAIM \d+: Using the xeyes program started`)
 	for _, r := range model.Requests() {
 		if copied.MatchString(r.User) {
@@ -97,5 +100,22 @@ func TestScoreCitations(t *testing.T) {
 	rec = score(scoreNever + " " + scoreOwnWords)
 	if rec.Cited != 2 || rec.Supported != 1 || rec.Unjudged != 1 || !strings.Contains(rec.CitationError, "unbalanced") || rec.JudgeError != "" {
 		t.Errorf("never answered: cited %d, supported %d, unjudged %d, citation error %q, judge error %q", rec.Cited, rec.Supported, rec.Unjudged, rec.CitationError, rec.JudgeError)
+	}
+	if len(rec.Unsupported) != 1 || rec.Unsupported[0] != strings.Replace(scoreNever, " [1]", "", 1) {
+		t.Errorf("unsupported sentences %q, want the unjudged one", rec.Unsupported)
+	}
+}
+
+func TestNoteUnsupportedBounded(t *testing.T) {
+	var rec contract.EvalRecord
+	long := strings.Repeat("é", 400)
+	for range contract.MaxUnsupportedShown + 2 {
+		rec.NoteUnsupported(long)
+	}
+	if len(rec.Unsupported) != contract.MaxUnsupportedShown {
+		t.Fatalf("%d sentences kept, want %d", len(rec.Unsupported), contract.MaxUnsupportedShown)
+	}
+	if n := len([]rune(rec.Unsupported[0])); n != 301 {
+		t.Fatalf("kept %d runes, want 300 and the ellipsis", n)
 	}
 }

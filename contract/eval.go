@@ -50,6 +50,10 @@ type EvalRecord struct {
 	// its batch was split down to the single claim (counted unsupported).
 	Contained int `json:"contained_sentences,omitempty"`
 	Unjudged  int `json:"unjudged_sentences,omitempty"`
+	// Unsupported are the first cited sentences counted unsupported (at
+	// most MaxUnsupportedShown, each cut to 300 characters), so that a
+	// precision can be read back to the sentences behind it.
+	Unsupported []string `json:"unsupported,omitempty"`
 	Factual   int `json:"factual_sentences"`
 	Citing    int `json:"factual_citing"`
 	// EvidenceRecall is the share of gold strings in what the system read.
@@ -60,6 +64,21 @@ type EvalRecord struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	Seconds          float64 `json:"seconds"`
 	JudgeCalls       int     `json:"judge_calls,omitempty"`
+}
+
+// MaxUnsupportedShown bounds EvalRecord.Unsupported: records travel in the
+// Evaluation workflow's history.
+const MaxUnsupportedShown = 5
+
+// NoteUnsupported keeps sentence among the record's unsupported examples.
+func (r *EvalRecord) NoteUnsupported(sentence string) {
+	if len(r.Unsupported) >= MaxUnsupportedShown {
+		return
+	}
+	if rs := []rune(sentence); len(rs) > 300 {
+		sentence = string(rs[:300]) + "…"
+	}
+	r.Unsupported = append(r.Unsupported, sentence)
 }
 
 // Precision is the record's citation precision (supported/cited).
