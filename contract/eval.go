@@ -54,8 +54,8 @@ type EvalRecord struct {
 	// most MaxUnsupportedShown, each cut to 300 characters), so that a
 	// precision can be read back to the sentences behind it.
 	Unsupported []string `json:"unsupported,omitempty"`
-	Factual   int `json:"factual_sentences"`
-	Citing    int `json:"factual_citing"`
+	Factual     int      `json:"factual_sentences"`
+	Citing      int      `json:"factual_citing"`
 	// EvidenceRecall is the share of gold strings in what the system read.
 	EvidenceRecall float64 `json:"evidence_recall"`
 	// Cost of the system under test (the judge's calls are not counted).
