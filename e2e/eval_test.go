@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,7 +160,7 @@ func TestEvaluationSurvivesKilledWorker(t *testing.T) {
 	for key, b := range base.records {
 		k, ok := killed.records[key]
 		b.Seconds, k.Seconds = 0, 0
-		if !ok || k != b {
+		if !ok || !reflect.DeepEqual(k, b) {
 			t.Errorf("%s differs after the kill:\nkilled: %+v\nbase:   %+v", key, k, b)
 		}
 	}
