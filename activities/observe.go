@@ -58,9 +58,9 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 	if err != nil {
 		return Observation{}, observeStats{}, err
 	}
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	tasks, err := a.observedTasks(ctx, in.SessionID, in.Task)
 	if err != nil {
-		return Observation{}, observeStats{}, fmt.Errorf("observe tasks: %w", err)
+		return Observation{}, observeStats{}, err
 	}
 	var (
 		agg       algebra.SignalState
@@ -100,6 +100,31 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 		st.pruneErr = a.Store.DeleteBlob(ctx, in.SessionID, signalsKey(old))
 	}
 	return obs, st, nil
+}
+
+// observedTasks are the focused task and the other ACTIVE ones, in Tasks
+// order: the only tasks the state embedding reads. The outline (no texts,
+// no vectors) picks them and only they are read whole; Store.Tasks was
+// every task's embeddings, every iteration.
+func (a *Activities) observedTasks(ctx context.Context, sid, focus string) ([]graph.Task, error) {
+	outline, err := a.Store.TaskOutline(ctx, sid)
+	if err != nil {
+		return nil, fmt.Errorf("observe task outline: %w", err)
+	}
+	var ids []string
+	for _, t := range outline {
+		if t.ShortID == focus || t.Status == graph.Active {
+			ids = append(ids, t.ShortID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	tasks, err := a.Store.TasksByIDs(ctx, sid, ids)
+	if err != nil {
+		return nil, fmt.Errorf("observe tasks: %w", err)
+	}
+	return tasks, nil
 }
 
 // observeSetup reads the session and the previous blob and resolves the

@@ -845,11 +845,9 @@ func (a *Activities) ingestQuery(ctx context.Context, in IngestInput, goal strin
 	if in.Query != "" {
 		parts = append(parts, in.Query)
 	}
-	if tasks, err := a.Store.Tasks(ctx, in.SessionID); err == nil {
+	if tasks, err := a.Store.TasksByIDs(ctx, in.SessionID, []string{in.Task}); err == nil {
 		for _, t := range tasks {
-			if t.ShortID == in.Task {
-				parts = append(parts, t.Description)
-			}
+			parts = append(parts, t.Description)
 		}
 	}
 	if strings.TrimSpace(strings.Join(parts, "")) == "" {

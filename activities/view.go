@@ -12,18 +12,24 @@ import (
 
 // The bounded task view (lane payloads, #14; docs/bounded-view.md).
 
-// readView is ReadState with ReadStateInput.View: one task read (no
-// evidence rows: the counts come from Store.EvidenceCounts), the ready set
-// ranked as the workflow ranks it and cut at the cap, and status counts.
+// readView is ReadState with ReadStateInput.View: the task outline for
+// the status counts and the ready set's tasks whole (no other task's
+// texts or vectors; no evidence rows: the counts come from
+// Store.EvidenceCounts), the ready set ranked as the workflow ranks it and
+// cut at the cap.
 // The payload is bounded by the cap, whatever the number of tasks.
 func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadStateResult, error) {
 	s, err := a.Store.GetSession(ctx, in.SessionID)
 	if err != nil {
 		return ReadStateResult{}, fmt.Errorf("read view session: %w", err)
 	}
-	tasks, err := a.Store.Tasks(ctx, in.SessionID)
+	outline, err := a.Store.TaskOutline(ctx, in.SessionID)
 	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view tasks: %w", err)
+		return ReadStateResult{}, fmt.Errorf("read view task outline: %w", err)
+	}
+	readySet, err := a.Store.ReadySet(ctx, in.SessionID)
+	if err != nil {
+		return ReadStateResult{}, fmt.Errorf("read view ready set: %w", err)
 	}
 	_, total, err := a.Store.EvidenceCounts(ctx, in.SessionID)
 	if err != nil {
@@ -35,14 +41,14 @@ func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadState
 	}
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	out := ReadStateResult{Evidence: total, GapGoalCos: algebra.Cosine(prev.Gap, goal), Counts: map[string]int{}}
-	for _, t := range tasks {
+	for _, t := range outline {
 		out.Counts[string(t.Status)]++
 		if t.ShortID == graph.RootShortID {
 			out.RootDone = t.Status == graph.Done
 		}
 	}
 	var ready []contract.ReadyTask
-	for _, t := range graph.ReadyTasks(tasks) {
+	for _, t := range readySet {
 		e := algebra.ToFloat64(t.Embedding)
 		ready = append(ready, contract.ReadyTask{
 			ShortID: t.ShortID, CosGoal: algebra.Cosine(e, goal), CosGap: algebra.Cosine(e, prev.Gap),
@@ -83,19 +89,18 @@ func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) 
 	if err != nil {
 		return contract.FocusViewResult{}, err
 	}
-	tasks, err := a.Store.Tasks(ctx, in.Focus.SessionID)
+	hood, outline, omitted, err := a.focusHood(ctx, in.Focus.SessionID, in.Focus.Task, in.Neighbour)
 	if err != nil {
-		return contract.FocusViewResult{}, fmt.Errorf("focus view tasks: %w", err)
+		return contract.FocusViewResult{}, err
 	}
-	hood, omitted := neighbourhood(tasks, in.Focus.Task, in.Neighbour)
 	out := contract.FocusViewResult{Expand: ex, Omitted: omitted}
 	shown := map[string]bool{}
 	for _, t := range hood {
 		out.Tasks = append(out.Tasks, info(t, per[t.ShortID]))
 		shown[t.ShortID] = true
 	}
-	status := make(map[string]graph.Status, len(tasks))
-	for _, t := range tasks {
+	status := make(map[string]graph.Status, len(outline))
+	for _, t := range outline {
 		status[t.ShortID] = t.Status
 	}
 	for _, c := range ex.Candidates {
@@ -107,62 +112,83 @@ func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) 
 	return out, nil
 }
 
-// neighbourhood is the focus task's part of the tree, in store order: the
-// focus, its ancestors (nearest first, at most max, and the root always),
-// its subtasks, its siblings and its dependencies, each relation cut at max
-// with open tasks kept first (they are what the warn lines and the model
-// act on). omitted counts what the caps left out.
-func neighbourhood(tasks []graph.Task, focus string, max int) ([]graph.Task, int) {
-	byID := make(map[string]graph.Task, len(tasks))
-	for _, t := range tasks {
-		byID[t.ID] = t
+// focusHood reads the focus task's neighbourhood whole: the outline (no
+// texts, no vectors) and the focus's dependencies decide which tasks, and
+// only those are read. It returns the outline too, for the statuses.
+func (a *Activities) focusHood(ctx context.Context, sid, focus string, max int) ([]graph.Task, []graph.TaskNode, int, error) {
+	outline, err := a.Store.TaskOutline(ctx, sid)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("focus view task outline: %w", err)
 	}
-	var f graph.Task
-	for _, t := range tasks {
-		if t.ShortID == focus {
-			f = t
-		}
+	f, err := a.Store.TasksByIDs(ctx, sid, []string{focus})
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("focus view task: %w", err)
 	}
-	if f.ID == "" {
+	if len(f) == 0 {
+		return nil, outline, 0, nil
+	}
+	deps := make([]string, len(f[0].DependsOn))
+	for i, d := range f[0].DependsOn {
+		deps[i] = graph.ShortIDOf(d)
+	}
+	ids, omitted := neighbourhood(outline, focus, deps, max)
+	hood, err := a.Store.TasksByIDs(ctx, sid, ids)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("focus view tasks: %w", err)
+	}
+	return hood, outline, omitted, nil
+}
+
+// neighbourhood is the focus task's part of the tree, as short ids in
+// store order: the focus, its ancestors (nearest first, at most max, and
+// the root always), its subtasks, its siblings and its dependencies (deps,
+// short ids), each relation cut at max with open tasks kept first (they
+// are what the warn lines and the model act on). omitted counts what the
+// caps left out.
+func neighbourhood(outline []graph.TaskNode, focus string, deps []string, max int) ([]string, int) {
+	byID := make(map[string]graph.TaskNode, len(outline))
+	for _, t := range outline {
+		byID[t.ShortID] = t
+	}
+	f, ok := byID[focus]
+	if !ok {
 		return nil, 0
 	}
-	keep := map[string]bool{f.ID: true}
+	keep := map[string]bool{focus: true}
 	for p, n := f.Parent, 0; p != "" && n < max; n++ {
 		keep[p] = true
 		p = byID[p].Parent
 	}
-	for _, t := range tasks {
-		if t.ShortID == graph.RootShortID {
-			keep[t.ID] = true
-		}
+	if _, ok := byID[graph.RootShortID]; ok {
+		keep[graph.RootShortID] = true
 	}
-	var children, siblings, deps []graph.Task
-	for _, t := range tasks {
+	var children, siblings, depNodes []graph.TaskNode
+	for _, t := range outline {
 		switch {
-		case t.ID == f.ID:
-		case t.Parent == f.ID:
+		case t.ShortID == focus:
+		case t.Parent == focus:
 			children = append(children, t)
 		case f.Parent != "" && t.Parent == f.Parent:
 			siblings = append(siblings, t)
 		}
 	}
-	for _, d := range f.DependsOn {
+	for _, d := range deps {
 		if t, ok := byID[d]; ok {
-			deps = append(deps, t)
+			depNodes = append(depNodes, t)
 		}
 	}
 	omitted := 0
-	for _, rel := range [][]graph.Task{children, siblings, deps} {
+	for _, rel := range [][]graph.TaskNode{children, siblings, depNodes} {
 		kept, dropped := openFirst(rel, max)
 		omitted += dropped
 		for _, t := range kept {
-			keep[t.ID] = true
+			keep[t.ShortID] = true
 		}
 	}
-	var out []graph.Task
-	for _, t := range tasks {
-		if keep[t.ID] {
-			out = append(out, t)
+	var out []string
+	for _, t := range outline {
+		if keep[t.ShortID] {
+			out = append(out, t.ShortID)
 		}
 	}
 	return out, omitted
@@ -170,12 +196,12 @@ func neighbourhood(tasks []graph.Task, focus string, max int) ([]graph.Task, int
 
 // openFirst keeps at most max tasks: ACTIVE, then PENDING, then FAILED,
 // then DONE, store order within each status.
-func openFirst(ts []graph.Task, max int) ([]graph.Task, int) {
+func openFirst(ts []graph.TaskNode, max int) ([]graph.TaskNode, int) {
 	if len(ts) <= max {
 		return ts, 0
 	}
 	rank := map[graph.Status]int{graph.Active: 0, graph.Pending: 1, graph.Failed: 2, graph.Done: 3}
-	out := append([]graph.Task(nil), ts...)
+	out := append([]graph.TaskNode(nil), ts...)
 	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Status] < rank[out[j].Status] })
 	return out[:max], len(ts) - max
 }

@@ -53,12 +53,13 @@ func TestNeighbourhoodCaps(t *testing.T) {
 		mk("d", "a", graph.Pending), mk("e", "a", graph.Failed), mk("f", "b", graph.Pending), mk("x", "root", graph.Done),
 		mk("y", "root", graph.Pending), mk("z", "root", graph.Pending), mk("g", "c", graph.Pending),
 	}
-	ids := func(ts []graph.Task) []string {
-		var out []string
-		for _, t := range ts {
-			out = append(out, t.ShortID)
+	var outline []graph.TaskNode
+	deps := map[string][]string{}
+	for _, t := range tasks {
+		outline = append(outline, graph.TaskNode{ShortID: t.ShortID, Parent: graph.ShortIDOf(t.Parent), Status: t.Status})
+		for _, d := range t.DependsOn {
+			deps[t.ShortID] = append(deps[t.ShortID], graph.ShortIDOf(d))
 		}
-		return out
 	}
 	cases := []struct {
 		focus   string
@@ -73,9 +74,9 @@ func TestNeighbourhoodCaps(t *testing.T) {
 		{"nope", 5, nil, 0},
 	}
 	for _, c := range cases {
-		got, om := neighbourhood(tasks, c.focus, c.max)
-		if !reflect.DeepEqual(ids(got), c.want) || om != c.omitted {
-			t.Errorf("focus %s max %d: got %v (%d omitted), want %v (%d)", c.focus, c.max, ids(got), om, c.want, c.omitted)
+		got, om := neighbourhood(outline, c.focus, deps[c.focus], c.max)
+		if !reflect.DeepEqual(got, c.want) || om != c.omitted {
+			t.Errorf("focus %s max %d: got %v (%d omitted), want %v (%d)", c.focus, c.max, got, om, c.want, c.omitted)
 		}
 	}
 }

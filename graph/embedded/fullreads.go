@@ -14,9 +14,8 @@ import (
 // Lane fullreads (#14): the reads and writes Finalize, CollectSections and
 // ApplyOps use instead of loading every task with its embeddings.
 
-// outlineRec is the part of a task record TaskOutline needs: the decoder
-// skips the texts and the embedding without allocating them, and keeps the
-// result embedding undecoded (its presence is all that is asked).
+// outlineRec is the part of a task record SetStatusWhere reads: the
+// decoder skips the texts and the embedding without allocating them.
 type outlineRec struct {
 	Status          string          `json:"status"`
 	ResultEmbedding json.RawMessage `json:"result_embedding,omitempty"`
@@ -24,7 +23,10 @@ type outlineRec struct {
 	Parent          string          `json:"parent,omitempty"`
 }
 
-// TaskOutline returns every task's shape and status, in Tasks order.
+// TaskOutline returns every task's shape and status, in Tasks order. It
+// goes through the task cache, as Tasks does: the loop reads the outline
+// every iteration (ReadState, FocusView, Observe), and decoding each
+// record's JSON again would cost more than the cache's byte comparison.
 func (s *Store) TaskOutline(ctx context.Context, sessionID string) ([]graph.TaskNode, error) {
 	var out []graph.TaskNode
 	err := s.view(ctx, "task outline", func(tx *bolt.Tx) error {
@@ -32,20 +34,12 @@ func (s *Store) TaskOutline(ctx context.Context, sessionID string) ([]graph.Task
 		if err != nil {
 			return err
 		}
-		return sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
-			var r outlineRec
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("decode task %q: %w", k, err)
-			}
-			out = append(out, graph.TaskNode{ShortID: string(k), Parent: r.Parent, Status: graph.Status(r.Status),
-				CreatedIter: r.CreatedIter, ResultEmbedded: len(r.ResultEmbedding) > 0 && string(r.ResultEmbedding) != `""` && string(r.ResultEmbedding) != "null"})
-			return nil
-		})
+		out, err = s.tasks.outline(sb, sessionID)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	graph.SortTaskNodes(out)
 	return out, nil
 }
 
@@ -57,24 +51,18 @@ func (s *Store) TasksByIDs(ctx context.Context, sessionID string, shortIDs []str
 		if err != nil {
 			return err
 		}
-		seen := map[string]bool{}
+		want := map[string]bool{}
 		for _, id := range shortIDs {
-			if id == "" || seen[id] || sb.Bucket(bktTasks).Get([]byte(id)) == nil {
-				continue
+			if id != "" && sb.Bucket(bktTasks).Get([]byte(id)) != nil {
+				want[id] = true
 			}
-			seen[id] = true
-			t, err := getTask(sb, sessionID, id)
-			if err != nil {
-				return err
-			}
-			out = append(out, t)
 		}
-		return nil
+		out, err = s.tasks.byIDs(sb, sessionID, want)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	graph.SortTasks(out)
 	return out, nil
 }
 

@@ -100,6 +100,30 @@ func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]b
 	})
 }
 
+// outline is load reduced to the tree's shape and statuses, in Tasks
+// order, without copying any text or vector.
+func (c *taskCache) outline(sb *bolt.Bucket, sessionID string) ([]graph.TaskNode, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.session(sessionID)
+	defer c.trim(sessionID)
+	var out []graph.TaskNode
+	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+		t, err := c.decode(st, sessionID, k, v)
+		if err != nil {
+			return err
+		}
+		out = append(out, graph.TaskNode{ShortID: string(k), Parent: graph.ShortIDOf(t.Parent), Status: t.Status,
+			CreatedIter: t.CreatedIter, ResultEmbedded: len(t.ResultEmbedding) > 0})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	graph.SortTaskNodes(out)
+	return out, nil
+}
+
 // read calls visit under the lock with a function that takes one task
 // record, and returns copies of the tasks it was given, in Tasks order.
 func (c *taskCache) read(sessionID string, visit func(add func(k, v []byte) error) error) ([]graph.Task, error) {
