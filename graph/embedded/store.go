@@ -286,12 +286,8 @@ func (s *Store) ReadySet(ctx context.Context, sessionID string) ([]graph.Task, e
 		if err != nil {
 			return err
 		}
-		ts, err := s.tasks.load(sb, sessionID)
-		if err != nil {
-			return err
-		}
-		out = graph.ReadyTasks(ts)
-		return nil
+		out, err = s.tasks.ready(sb, sessionID)
+		return err
 	})
 	return out, err
 }

@@ -103,25 +103,52 @@ func (c *taskCache) byIDs(sb *bolt.Bucket, sessionID string, shorts map[string]b
 // outline is load reduced to the tree's shape and statuses, in Tasks
 // order, without copying any text or vector.
 func (c *taskCache) outline(sb *bolt.Bucket, sessionID string) ([]graph.TaskNode, error) {
+	var out []graph.TaskNode
+	err := c.view(sb, sessionID, func(ts []graph.Task) {
+		out = make([]graph.TaskNode, len(ts))
+		for i, t := range ts {
+			out[i] = graph.TaskNode{ShortID: t.ShortID, Parent: graph.ShortIDOf(t.Parent), Status: t.Status,
+				CreatedIter: t.CreatedIter, ResultEmbedded: len(t.ResultEmbedding) > 0}
+		}
+	})
+	return out, err
+}
+
+// ready is graph.ReadyTasks over the session's tasks, copying only the
+// ready ones (load copies every task, vectors and all).
+func (c *taskCache) ready(sb *bolt.Bucket, sessionID string) ([]graph.Task, error) {
+	var out []graph.Task
+	err := c.view(sb, sessionID, func(ts []graph.Task) {
+		out = graph.ReadyTasks(ts)
+		for i := range out {
+			out[i] = cloneTask(out[i])
+		}
+	})
+	return out, err
+}
+
+// view calls fn under the lock with every task of the session bucket sb
+// in Tasks order, as the cache holds them: fn copies what it keeps.
+func (c *taskCache) view(sb *bolt.Bucket, sessionID string, fn func([]graph.Task)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.session(sessionID)
 	defer c.trim(sessionID)
-	var out []graph.TaskNode
+	var ts []graph.Task
 	err := sb.Bucket(bktTasks).ForEach(func(k, v []byte) error {
 		t, err := c.decode(st, sessionID, k, v)
 		if err != nil {
 			return err
 		}
-		out = append(out, graph.TaskNode{ShortID: string(k), Parent: graph.ShortIDOf(t.Parent), Status: t.Status,
-			CreatedIter: t.CreatedIter, ResultEmbedded: len(t.ResultEmbedding) > 0})
+		ts = append(ts, t)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	graph.SortTaskNodes(out)
-	return out, nil
+	graph.SortTasks(ts)
+	fn(ts)
+	return nil
 }
 
 // read calls visit under the lock with a function that takes one task
