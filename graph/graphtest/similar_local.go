@@ -192,27 +192,22 @@ func testSyncLocalCrashBeforeMark(t *testing.T, s graph.Store) {
 	}
 }
 
-// testStrengthShardsMigrate turns a refined session back into the layout
-// of before the shards (one StrengthBaseBlob) and checks that the next
-// sync moves the records into shards without touching a strength: with
-// the records lost, the refined strengths would become new bases and the
-// boost would compound.
-func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
+// refinedShards is a session of 30 clustered items (seed), synced with
+// NLI labels so that strengths are refined, and its strength shards: the
+// sync parameters and classifier, every shard key, and the shards held.
+func refinedShards(t *testing.T, s graph.Store, seed uint64) (string, graph.SimilarParams, *fakeNLI, []string, map[string][]byte) {
+	t.Helper()
 	ctx := ctxOf(t)
 	sid := newSession(t, s)
 	nli := &fakeNLI{}
 	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
-	items := clusteredItems(17, 30, 1, "agree")
+	items := clusteredItems(seed, 30, 1, "agree")
 	for i := range items {
 		items[i].Content = fmt.Sprintf("agree %d", i)
 	}
 	addEv(t, s, sid, "w0", items...)
-	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Refined == 0 {
-		t.Fatalf("nothing refined: the test proves nothing (%+v)", st)
+	if st, err := graph.SyncSimilar(ctx, s, sid, p, nli); err != nil || st.Refined == 0 {
+		t.Fatalf("first sync: %+v, %v (nothing refined proves nothing)", st, err)
 	}
 	keys := make([]string, 1024)
 	for i := range keys {
@@ -222,6 +217,17 @@ func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
 	if err != nil || len(shards) == 0 {
 		t.Fatalf("no strength shards after a sync: %d, %v", len(shards), err)
 	}
+	return sid, p, nli, keys, shards
+}
+
+// testStrengthShardsMigrate turns a refined session back into the layout
+// of before the shards (one StrengthBaseBlob) and checks that the next
+// sync moves the records into shards without touching a strength: with
+// the records lost, the refined strengths would become new bases and the
+// boost would compound.
+func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid, p, nli, keys, shards := refinedShards(t, s, 17)
 	all := map[string]json.RawMessage{}
 	for k, data := range shards {
 		js, err := graph.StrengthShardJSON(data)
@@ -245,7 +251,8 @@ func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
 	}
 	before := evidence(t, s, sid, "")
 	p.Full = true // every item refined again, from the records
-	if st, err = graph.SyncSimilar(ctx, s, sid, p, nli); err != nil {
+	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
+	if err != nil {
 		t.Fatal(err)
 	}
 	eq(t, "strengths changed by the sync after the migration", st.Refined, 0)
@@ -268,26 +275,9 @@ func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
 // it need not: an unchanged shard keeps its older bytes.
 func testStrengthShardsJSON(t *testing.T, s graph.Store) {
 	ctx := ctxOf(t)
-	sid := newSession(t, s)
-	nli := &fakeNLI{}
-	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
-	items := clusteredItems(23, 30, 1, "agree")
-	for i := range items {
-		items[i].Content = fmt.Sprintf("agree %d", i)
-	}
-	addEv(t, s, sid, "w0", items...)
-	if st, err := graph.SyncSimilar(ctx, s, sid, p, nli); err != nil || st.Refined == 0 {
-		t.Fatalf("first sync: %+v, %v (nothing refined proves nothing)", st, err)
-	}
-	keys := make([]string, 1024)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("%s/%03x", graph.StrengthBaseBlob, i)
-	}
-	shards, err := s.GetBlobs(ctx, sid, keys)
-	if err != nil || len(shards) == 0 {
-		t.Fatalf("no strength shards after a sync: %d, %v", len(shards), err)
-	}
+	sid, p, nli, keys, shards := refinedShards(t, s, 23)
 	old := map[string][]byte{}
+	var err error
 	for k, data := range shards {
 		if data[0] == '{' {
 			t.Fatalf("shard %s is still JSON", k)
