@@ -220,6 +220,23 @@ func refinedShards(t *testing.T, s graph.Store, seed uint64) (string, graph.Simi
 	return sid, p, nli, keys, shards
 }
 
+// fullSyncKeepsStrengths runs a full sync, which refines every item again
+// from its strength record, and checks that no strength moves: every
+// record was found.
+func fullSyncKeepsStrengths(t *testing.T, s graph.Store, sid string, p graph.SimilarParams, nli *fakeNLI, when string) {
+	t.Helper()
+	before := evidence(t, s, sid, "")
+	p.Full = true
+	st, err := graph.SyncSimilar(ctxOf(t), s, sid, p, nli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "strengths changed by the sync "+when, st.Refined, 0)
+	for i, e := range evidence(t, s, sid, "") {
+		eq(t, "strength "+when, e.Strength, before[i].Strength)
+	}
+}
+
 // testStrengthShardsMigrate turns a refined session back into the layout
 // of before the shards (one StrengthBaseBlob) and checks that the next
 // sync moves the records into shards without touching a strength: with
@@ -249,16 +266,7 @@ func testStrengthShardsMigrate(t *testing.T, s graph.Store) {
 	if err := s.PutBlob(ctx, sid, graph.StrengthBaseBlob, legacy); err != nil {
 		t.Fatal(err)
 	}
-	before := evidence(t, s, sid, "")
-	p.Full = true // every item refined again, from the records
-	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eq(t, "strengths changed by the sync after the migration", st.Refined, 0)
-	for i, e := range evidence(t, s, sid, "") {
-		eq(t, "strength after migration", e.Strength, before[i].Strength)
-	}
+	fullSyncKeepsStrengths(t, s, sid, p, nli, "after the migration")
 	if _, err := s.GetBlob(ctx, sid, graph.StrengthBaseBlob); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("the single blob is still there: %v", err)
 	}
@@ -289,16 +297,7 @@ func testStrengthShardsJSON(t *testing.T, s graph.Store) {
 	if err := s.PutBlobs(ctx, sid, old); err != nil {
 		t.Fatal(err)
 	}
-	before := evidence(t, s, sid, "")
-	p.Full = true
-	st, err := graph.SyncSimilar(ctx, s, sid, p, nli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eq(t, "strengths changed by the sync over JSON shards", st.Refined, 0)
-	for i, e := range evidence(t, s, sid, "") {
-		eq(t, "strength over JSON shards", e.Strength, before[i].Strength)
-	}
+	fullSyncKeepsStrengths(t, s, sid, p, nli, "over JSON shards")
 	again, err := s.GetBlobs(ctx, sid, keys)
 	if err != nil {
 		t.Fatal(err)
