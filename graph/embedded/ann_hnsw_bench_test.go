@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"github.com/lethe-research/lethe/algebra"
 	"math/rand/v2"
 	"testing"
 )
@@ -30,15 +31,8 @@ func hnswVectors(n int) [][]float32 {
 		for d := range v {
 			v[d] = rng.NormFloat64() + 2*page[d]
 		}
-		out[i] = unit32(f32(v), invNorm(f32(v)))
-	}
-	return out
-}
-
-func f32(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
+		v32 := algebra.ToFloat32(v)
+		out[i] = unit32(v32, invNorm(v32))
 	}
 	return out
 }
