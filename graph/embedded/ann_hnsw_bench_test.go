@@ -1,9 +1,10 @@
 package embedded
 
 import (
-	"github.com/lethe-research/lethe/algebra"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/lethe-research/lethe/algebra"
 )
 
 // hnswVectors are n unit vectors of 384 dimensions: 64 topics, pages of
