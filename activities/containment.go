@@ -93,8 +93,8 @@ func inOrder(text string, pieces []string) bool {
 }
 
 // SplitByContainment returns, in item order, a Supported verdict (via
-// containment) for each item its source's text contains, and the items
-// left for the model. Each source's texts are normalised once.
+// containment, else coverage) for each item its source's text contains
+// or covers, and the items left for the model. Each source's texts are normalised once.
 func SplitByContainment(items []VerifyItem, sources map[string][]string) (contained []VerifyVerdict, rest []VerifyItem) {
 	norm := map[string][]string{}
 	for _, it := range items {
@@ -107,6 +107,10 @@ func SplitByContainment(items []VerifyItem, sources map[string][]string) (contai
 		}
 		if span, ok := ContainedIn(it.Sentence, texts); ok {
 			contained = append(contained, VerifyVerdict{I: it.I, Status: contract.Supported, Quote: truncate(span, 300), Via: contract.ViaContainment})
+			continue
+		}
+		if span, ok := CoveredIn(it.Sentence, sources[it.URL]); ok {
+			contained = append(contained, VerifyVerdict{I: it.I, Status: contract.Supported, Quote: truncate(span, 300), Via: contract.ViaCoverage})
 			continue
 		}
 		rest = append(rest, it)

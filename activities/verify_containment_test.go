@@ -25,7 +25,8 @@ import (
 // source are supported without a model call; in a mixed batch the model
 // is shown only the abstractive sentence, and its verdict is marked as
 // the model's; a verbatim sentence citing the wrong source still goes to
-// the model.
+// the model; a sentence recomposed from its source's words is supported
+// by coverage, without a call.
 func TestVerifyCitationsByContainment(t *testing.T) {
 	model := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
 		{Name: "verbatim-leak", Match: []string{`Item 0\n`}, Reply: `{"verdicts":[]}`},
@@ -92,6 +93,15 @@ func TestVerifyCitationsByContainment(t *testing.T) {
 	want = []string{"supported/containment", "supported/model", "unsupported/model"}
 	if got := routes(res); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("verdicts %v, want %v", got, want)
+	}
+	// A sentence recomposed from its source's words is covered: no call.
+	recomposed := contract.VerifyItem{I: 4, N: 2, URL: "https://b.example/1", Sentence: "Cathode particles swell on cycling and lose their contact with the electrolyte."}
+	res = verify(3, recomposed)
+	if model.ChatCount() != 1 || res.Calls != 0 {
+		t.Fatalf("a covered sentence cost %d chat calls", model.ChatCount()-1)
+	}
+	if got := routes(res); strings.Join(got, " ") != "supported/coverage" || !strings.HasPrefix(res.Verdicts[0].Quote, "On cycling, cathode particles") {
+		t.Fatalf("recomposed sentence: verdicts %v, quote %q", got, res.Verdicts[0].Quote)
 	}
 }
 

@@ -419,8 +419,10 @@ type VerifyVerdict struct {
 	Status string `json:"status"`
 	Quote  string `json:"quote,omitempty"`
 	// Via is how a judged verdict was reached: ViaContainment (the
-	// sentence or its quoted span is in the source; no model call) or
-	// ViaModel. Empty in verdicts recorded before containment existed.
+	// sentence or its quoted span is in the source; no model call),
+	// ViaCoverage (a few consecutive source sentences hold it; no model
+	// call) or ViaModel. Empty in verdicts recorded before containment
+	// existed.
 	Via string `json:"via,omitempty"`
 }
 

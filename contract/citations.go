@@ -308,6 +308,7 @@ const (
 // Verdict routes: how a judged verdict was reached (VerifyVerdict.Via).
 const (
 	ViaContainment = "containment" // the sentence, or its quoted span, is in the source's evidence
+	ViaCoverage    = "coverage"    // consecutive sentences of the source hold its content words, numbers and negation
 	ViaModel       = "model"       // the model judged it (an abstractive sentence)
 )
 

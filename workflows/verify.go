@@ -108,15 +108,15 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 	return []string{out}, v, nil
 }
 
-// splitSupported counts the supported pairs by route: proved by
-// containment, or judged by the model (a verdict recorded before
+// splitSupported counts the supported pairs by route: proved by the text
+// (containment or coverage), or judged by the model (a verdict recorded before
 // containment existed has no route and was the model's).
 func splitSupported(pairs int, status, via map[int]string) (contained, model int) {
 	for i := 0; i < pairs; i++ { // by index: no map iteration in workflow code
 		if status[i] != contract.Supported {
 			continue
 		}
-		if via[i] == contract.ViaContainment {
+		if via[i] == contract.ViaContainment || via[i] == contract.ViaCoverage {
 			contained++
 		} else {
 			model++

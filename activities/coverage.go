@@ -1,0 +1,180 @@
+package activities
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Citation checking by coverage (docs/citations.md, "Coverage"): a
+// sentence composed from its source's sentences with connectives changed
+// ("such as" → "like", two facts joined by "while") is not contained in
+// the source, and the 1.5B local model called every such sentence
+// unsupported (0 of 13 in a make run report, 5 of them near-copies). A
+// sentence is supported by coverage when a few consecutive sentences of
+// the cited source hold nearly all of its content words, every number it
+// states, and its negation (or its lack of one).
+
+const (
+	// coverMinWords is the fewest content words a sentence needs to be
+	// proved by coverage: a short claim's few words occur in many sources.
+	coverMinWords = 6
+	// coverShare is the share of the sentence's content words the window
+	// must hold: one word in ten may be the composer's own ("second",
+	// "leading"), not a new fact's.
+	coverShare = 0.9
+	// coverWindow is the most consecutive source sentences one composed
+	// sentence may draw from: composition joins two or three facts.
+	coverWindow = 3
+)
+
+// coverStop are function words: they carry no fact, so neither their
+// presence nor their absence decides coverage. Negations are not here:
+// they are compared on their own (negated).
+var coverStop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and for are was were but with that this these those such like
+		from into onto its their them they than then there which while when where who whom whose what
+		also can may might will would should could has have had been being not any all each every
+		other some more most less many much very both either via per out off over under about after before
+		between during through within without upon your our his her him she one two`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// coverNumberRe is a number as written, decimals and thousands kept
+// whole: "1.5" and "5.1" are different numbers, though their digits are
+// the same words.
+var coverNumberRe = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+
+// coverNegations mark a negated statement; a sentence and the window
+// that covers it must agree on whether they hold one.
+var coverNegations = map[string]bool{"not": true, "no": true, "never": true, "cannot": true, "nor": true,
+	"without": true, "neither": true, "none": true, "nothing": true, "isn": true, "aren": true, "doesn": true,
+	"don": true, "won": true, "didn": true, "wasn": true, "weren": true, "hasn": true, "haven": true}
+
+// coverTerms is a text's words as coverage compares them: citation
+// marks removed, case folded, split at every character that is neither
+// a letter nor a digit, a plural "s" dropped from words of five letters
+// or more ("cathodes" and "cathode" are one term).
+func coverTerms(s string) []string {
+	s = containMarkRe.ReplaceAllString(s, " ")
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range f {
+		if len(w) >= 5 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			f[i] = w[:len(w)-1]
+		}
+	}
+	return f
+}
+
+// coverProfile is what coverage compares of one text.
+type coverProfile struct {
+	content map[string]bool // content words: numbers, and words longer than two letters that are not function words
+	numbers map[string]bool // the numbers as written (coverNumberRe)
+	negated bool
+}
+
+func profile(s string) coverProfile {
+	p := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}}
+	for _, n := range coverNumberRe.FindAllString(containMarkRe.ReplaceAllString(s, " "), -1) {
+		p.numbers[n] = true
+	}
+	for _, w := range coverTerms(s) {
+		switch {
+		case coverNegations[w]:
+			p.negated = true
+		case strings.ContainsAny(w, "0123456789") || len(w) > 2 && !coverStop[w]:
+			p.content[w] = true
+		}
+	}
+	return p
+}
+
+// covers says whether window p covers the sentence s.
+func (p coverProfile) covers(s coverProfile) bool {
+	if s.negated != p.negated {
+		return false
+	}
+	for n := range s.numbers {
+		if !p.numbers[n] {
+			return false
+		}
+	}
+	held := 0
+	for w := range s.content {
+		if p.content[w] {
+			held++
+		}
+	}
+	return float64(held) >= coverShare*float64(len(s.content))
+}
+
+// merge is the profile of two consecutive windows together.
+func (p coverProfile) merge(q coverProfile) coverProfile {
+	out := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}, negated: p.negated || q.negated}
+	for _, m := range []map[string]bool{p.content, q.content} {
+		for w := range m {
+			out.content[w] = true
+		}
+	}
+	for _, m := range []map[string]bool{p.numbers, q.numbers} {
+		for w := range m {
+			out.numbers[w] = true
+		}
+	}
+	return out
+}
+
+// CoveredIn says whether the sentence is supported by coverage in one of
+// the source's texts, and returns the covering source sentences (the
+// shortest window, the earliest of equal ones) as its quote. Windows
+// never cross from one stored text into another.
+func CoveredIn(sentence string, texts []string) (string, bool) {
+	want := profile(sentence)
+	if len(want.content) < coverMinWords {
+		return "", false
+	}
+	for size := 1; size <= coverWindow; size++ {
+		for _, t := range texts {
+			if q, ok := coveringWindow(want, sourceSentences(t), size); ok {
+				return q, true
+			}
+		}
+	}
+	return "", false
+}
+
+// coveringWindow is the first window of size consecutive sentences that
+// covers want.
+func coveringWindow(want coverProfile, sents []string, size int) (string, bool) {
+	profs := make([]coverProfile, len(sents))
+	for i, s := range sents {
+		profs[i] = profile(s)
+	}
+	for i := 0; i+size <= len(sents); i++ {
+		p := profs[i]
+		for j := i + 1; j < i+size; j++ {
+			p = p.merge(profs[j])
+		}
+		if p.covers(want) {
+			return strings.Join(sents[i:i+size], " "), true
+		}
+	}
+	return "", false
+}
+
+// sourceSentences are a stored text's sentences, line by line, with
+// their whitespace collapsed (splitPassage with no length bound).
+func sourceSentences(t string) []string {
+	var out []string
+	for _, line := range strings.Split(t, "\n") {
+		for _, s := range splitPassage(strings.Join(strings.Fields(line), " "), 0) {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
