@@ -274,3 +274,20 @@ func TestGoalTexts(t *testing.T) {
 		t.Fatalf("empty: %v", got)
 	}
 }
+
+func TestFirstSentences(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"A is one [1]. B is two [2]. C is three.", 2, "A is one [1]. B is two [2]."},
+		{"A is one. B is two [1][3]. C is three [2].", 2, "A is one. B is two [1][3]."},
+		{"A is one [1]. B is two.", 4, "A is one [1]. B is two."},
+		{"Version 1.5 ships, e.g. in Debian [1]. It is fast. It is small.", 1, "Version 1.5 ships, e.g. in Debian [1]."},
+	} {
+		if got := firstSentences(c.in, c.n); got != c.want {
+			t.Errorf("firstSentences(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -94,23 +94,13 @@ func inOrder(text string, pieces []string) bool {
 
 // SplitByContainment returns, in item order, a Supported verdict (via
 // containment, else coverage) for each item its source's text contains
-// or covers, and the items left for the model. Each source's texts are normalised once.
+// or covers, and the items left for the model. Each source's texts are
+// normalised once.
 func SplitByContainment(items []VerifyItem, sources map[string][]string) (contained []VerifyVerdict, rest []VerifyItem) {
 	norm := map[string][]string{}
 	for _, it := range items {
-		texts, ok := norm[it.URL]
-		if !ok {
-			for _, t := range sources[it.URL] {
-				texts = append(texts, NormalizeContain(t))
-			}
-			norm[it.URL] = texts
-		}
-		if span, ok := ContainedIn(it.Sentence, texts); ok {
-			contained = append(contained, VerifyVerdict{I: it.I, Status: contract.Supported, Quote: truncate(span, 300), Via: contract.ViaContainment})
-			continue
-		}
-		if span, ok := CoveredIn(it.Sentence, sources[it.URL]); ok {
-			contained = append(contained, VerifyVerdict{I: it.I, Status: contract.Supported, Quote: truncate(span, 300), Via: contract.ViaCoverage})
+		if span, via, ok := holds(it.Sentence, it.URL, sources, norm); ok {
+			contained = append(contained, VerifyVerdict{I: it.I, Status: contract.Supported, Quote: truncate(span, 300), Via: via})
 			continue
 		}
 		rest = append(rest, it)

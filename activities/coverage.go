@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 // Citation checking by coverage (docs/citations.md, "Coverage"): a
@@ -177,4 +179,58 @@ func sourceSentences(t string) []string {
 		}
 	}
 	return out
+}
+
+// MoveUnsupported finds, for each unsupported verdict, another source of
+// the report (in.Sources, in number order) whose stored text contains or
+// covers the sentence, and records it as the verdict's Moved with the
+// span as its quote. A composer that copies a fact and then numbers it
+// with its neighbour's source wrote a true, sourced sentence: the reader
+// is better served by the right number than by "[unverified]". Only the
+// text decides a move, never the model. It returns how many moved.
+func MoveUnsupported(in VerifyInput, verdicts []VerifyVerdict, sources map[string][]string) int {
+	items := make(map[int]VerifyItem, len(in.Items))
+	for _, it := range in.Items {
+		items[it.I] = it
+	}
+	norm := map[string][]string{}
+	moved := 0
+	for k, v := range verdicts {
+		it, ok := items[v.I]
+		if !ok || v.Status != contract.Unsupported {
+			continue
+		}
+		for _, src := range in.Sources {
+			if src.URL == it.URL || src.N == it.N {
+				continue
+			}
+			if span, _, ok := holds(it.Sentence, src.URL, sources, norm); ok {
+				verdicts[k].Moved, verdicts[k].Quote = src.N, truncate(span, 300)
+				moved++
+				break
+			}
+		}
+	}
+	return moved
+}
+
+// holds is containment, then coverage, of the sentence in one source's
+// texts (normalised once per source into norm, for containment): the
+// span that proves it and the route (contract.ViaContainment or
+// ViaCoverage).
+func holds(sentence, url string, sources, norm map[string][]string) (string, string, bool) {
+	texts, ok := norm[url]
+	if !ok {
+		for _, t := range sources[url] {
+			texts = append(texts, NormalizeContain(t))
+		}
+		norm[url] = texts
+	}
+	if span, ok := ContainedIn(sentence, texts); ok {
+		return span, contract.ViaContainment, true
+	}
+	if span, ok := CoveredIn(sentence, sources[url]); ok {
+		return span, contract.ViaCoverage, true
+	}
+	return "", "", false
 }

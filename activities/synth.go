@@ -409,9 +409,24 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		logger(ctx, in.SessionID).Warn("summary answer is not prose; the report has none", "answer", truncate(t, 200))
 		return res, nil
 	}
-	res.Markdown = dropRepeats(Prose(text))
+	res.Markdown = firstSentences(dropRepeats(Prose(text)), summaryMaxSentences)
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
+}
+
+// summaryMaxSentences is the longest summary kept, as summaryReminder
+// asks: a 1.5B model asked for 2 to 4 sentences copied a whole
+// one-section report (nine sentences) into its summary.
+const summaryMaxSentences = 4
+
+// firstSentences is md cut after its n-th sentence (its citation marks
+// kept), or md whole when it has no more.
+func firstSentences(md string, n int) string {
+	sents := contract.SplitSentences(md)
+	if len(sents) <= n {
+		return md
+	}
+	return strings.TrimSpace(md[:sents[n-1].End])
 }
 
 // summaryPrompt is the summary call's user message: the goal, the report,

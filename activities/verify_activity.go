@@ -54,8 +54,9 @@ func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (Verif
 		}
 	}
 	res.Verdicts = mergeVerdicts(in.Items, contained, judged)
+	moved := MoveUnsupported(in, res.Verdicts, sources)
 	logger(ctx, in.SessionID).Info("citation batch verified", "batch", in.Batch,
-		"by_containment", len(contained), "by_model", len(rest))
+		"by_containment", len(contained), "by_model", len(rest), "moved", moved)
 	return res, putBlob(ctx, a.Store, in.SessionID, key, res)
 }
 

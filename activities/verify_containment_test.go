@@ -64,7 +64,8 @@ func TestVerifyCitationsByContainment(t *testing.T) {
 	verify := func(batch int, items ...contract.VerifyItem) contract.VerifyResult {
 		t.Helper()
 		var res contract.VerifyResult
-		v, err := env.ExecuteActivity(acts.VerifyCitations, contract.VerifyInput{SessionID: sid, Batch: batch, Items: items, SourceChars: 600, MaxTokens: 400})
+		v, err := env.ExecuteActivity(acts.VerifyCitations, contract.VerifyInput{SessionID: sid, Batch: batch, Items: items, SourceChars: 600, MaxTokens: 400,
+			Sources: []contract.VerifySource{{N: 1, URL: "https://a.example/1"}, {N: 2, URL: "https://b.example/1"}}})
 		if err == nil {
 			err = v.Get(&res)
 		}
@@ -93,6 +94,14 @@ func TestVerifyCitationsByContainment(t *testing.T) {
 	want = []string{"supported/containment", "supported/model", "unsupported/model"}
 	if got := routes(res); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("verdicts %v, want %v", got, want)
+	}
+	// The verbatim sentence citing the wrong source is moved to the one
+	// that holds it; the others are not moved.
+	if m := [3]int{res.Verdicts[0].Moved, res.Verdicts[1].Moved, res.Verdicts[2].Moved}; m != [3]int{0, 0, 1} {
+		t.Fatalf("moves %v, want [0 0 1]", m)
+	}
+	if !strings.HasPrefix(res.Verdicts[2].Quote, "Lithium dendrites grow") {
+		t.Fatalf("moved verdict's quote %q", res.Verdicts[2].Quote)
 	}
 	// A sentence recomposed from its source's words is covered: no call.
 	recomposed := contract.VerifyItem{I: 4, N: 2, URL: "https://b.example/1", Sentence: "Cathode particles swell on cycling and lose their contact with the electrolyte."}

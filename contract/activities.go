@@ -402,6 +402,16 @@ type VerifyInput struct {
 	// non-strict form when SchemaLoose (llm.json_schema_loose).
 	Schema      bool `json:"schema,omitempty"`
 	SchemaLoose bool `json:"schema_loose,omitempty"`
+	// Sources are the report's numbered sources: an unsupported item's
+	// sentence is looked for in the others, by its text (Moved). Absent
+	// in inputs recorded before re-citing existed: nothing is moved.
+	Sources []VerifySource `json:"sources,omitempty"`
+}
+
+// VerifySource is one numbered source of the report.
+type VerifySource struct {
+	N   int    `json:"n"`
+	URL string `json:"url"`
 }
 
 // VerifyItem is one pair: the sentence and the source it cites.
@@ -424,6 +434,10 @@ type VerifyVerdict struct {
 	// call) or ViaModel. Empty in verdicts recorded before containment
 	// existed.
 	Via string `json:"via,omitempty"`
+	// Moved is, for an unsupported item, the number of another source of
+	// the report whose text contains or covers the sentence (the first in
+	// number order; 0: none). Its quote is then the span that holds it.
+	Moved int `json:"moved,omitempty"`
 }
 
 // VerifyResult is a batch's verdicts, one per item, with the calls' accounting.

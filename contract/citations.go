@@ -319,6 +319,9 @@ type CitationCounts struct {
 	Unsupported int `json:"unsupported"` // judged unsupported: the citation was removed
 	Unchecked   int `json:"unchecked"`   // no usable verdict: the citation stays
 	Marked      int `json:"marked"`      // sentences that lost every citation and carry UnverifiedMarker
+	// Moved is the sentences that lost every citation and cite instead
+	// another source of the report that holds them (VerifyVerdict.Moved).
+	Moved int `json:"moved,omitempty"`
 	// Of Supported: proved by containment without a model call, and
 	// judged by the model (docs/citations.md). The footer's form does not
 	// change; the result and the log carry the split.
@@ -352,6 +355,9 @@ func (c CitationCounts) Footer() string {
 	if c.Unsupported > 0 {
 		fmt.Fprintf(&b, "; %d unsupported removed", c.Unsupported)
 	}
+	if c.Moved > 0 {
+		fmt.Fprintf(&b, "; %d sentence(s) re-cited to the source that holds them", c.Moved)
+	}
 	if c.Marked > 0 {
 		fmt.Fprintf(&b, "; %d sentence(s) marked %s", c.Marked, UnverifiedMarker)
 	}
@@ -367,6 +373,15 @@ func (c CitationCounts) Footer() string {
 // its verdict; a missing one is Unchecked). A sentence that loses all its
 // citations gets UnverifiedMarker where its last one was.
 func ApplyVerdicts(text string, sents []Sentence, status map[int]string) (string, CitationCounts) {
+	return ApplyVerdictsMoving(text, sents, status, nil)
+}
+
+// ApplyVerdictsMoving is ApplyVerdicts where a sentence that loses all its
+// citations and has a move (moved maps a pair index to another source
+// holding the sentence, VerifyVerdict.Moved; the sentence's first such
+// pair decides) cites that source where its last citation was, instead of
+// UnverifiedMarker.
+func ApplyVerdictsMoving(text string, sents []Sentence, status map[int]string, moved map[int]int) (string, CitationCounts) {
 	type edit struct {
 		start, end int
 		with       string
@@ -376,7 +391,11 @@ func ApplyVerdicts(text string, sents []Sentence, status map[int]string) (string
 	i := 0
 	for _, s := range sents {
 		ok := map[int]bool{}
+		to := 0
 		for _, n := range s.Cited() {
+			if to == 0 && status[i] == Unsupported {
+				to = moved[i]
+			}
 			c.Pairs++
 			switch status[i] {
 			case Supported:
@@ -405,7 +424,11 @@ func ApplyVerdicts(text string, sents []Sentence, status map[int]string) (string
 			kept += len(ns)
 			es = append(es, edit{m.Start, m.End, rewriteMark(ns, m.Comma)})
 		}
-		if kept == 0 {
+		switch {
+		case kept == 0 && to > 0:
+			c.Moved++
+			es[len(es)-1].with = rewriteMark([]string{strconv.Itoa(to)}, false)
+		case kept == 0:
 			c.Marked++
 			es[len(es)-1].with = UnverifiedMarker
 		}

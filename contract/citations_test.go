@@ -104,6 +104,35 @@ func TestApplyVerdicts(t *testing.T) {
 	}
 }
 
+func TestApplyVerdictsMoving(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		text   string
+		status map[int]string
+		moved  map[int]int
+		want   string
+		counts CitationCounts
+	}{
+		{"a sentence losing all cites its holder", "A [3]. B [2].", map[int]string{0: Unsupported, 1: Supported}, map[int]int{0: 1},
+			"A [1]. B [2].", CitationCounts{Pairs: 2, Supported: 1, Unsupported: 1, Moved: 1}},
+		{"two marks both wrong: one citation, the first move", "A [1] and x [3].", map[int]string{0: Unsupported, 1: Unsupported}, map[int]int{0: 4, 1: 5},
+			"A and x [4].", CitationCounts{Pairs: 2, Unsupported: 2, Moved: 1}},
+		{"a sentence keeping one is not moved", "A [1][3].", map[int]string{0: Supported, 1: Unsupported}, map[int]int{1: 2},
+			"A [1].", CitationCounts{Pairs: 2, Supported: 1, Unsupported: 1}},
+		{"comma form, moved", "A [3, 4].", map[int]string{0: Unsupported, 1: Unsupported}, map[int]int{1: 2},
+			"A [2].", CitationCounts{Pairs: 2, Unsupported: 2, Moved: 1}},
+		{"no move: marked", "A [3].", map[int]string{0: Unsupported}, nil,
+			"A [unverified].", CitationCounts{Pairs: 1, Unsupported: 1, Marked: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, counts := ApplyVerdictsMoving(c.text, SplitSentences(c.text), c.status, c.moved)
+			if got != c.want || counts != c.counts {
+				t.Errorf("got %q %+v\nwant %q %+v", got, counts, c.want, c.counts)
+			}
+		})
+	}
+}
+
 func TestPrecisionAndFooter(t *testing.T) {
 	for _, c := range []struct {
 		counts CitationCounts
@@ -116,6 +145,8 @@ func TestPrecisionAndFooter(t *testing.T) {
 			"Citations verified: 3 of 3 supported (100%); 1 could not be checked and stand unverified."},
 		{CitationCounts{Pairs: 2, Unchecked: 2}, -1, "Citations verified: none could be checked."},
 		{CitationCounts{}, -1, "Citations verified: the report cites no source."},
+		{CitationCounts{Pairs: 13, Supported: 5, Unsupported: 8, Moved: 2, Marked: 1}, 5.0 / 13,
+			"Citations verified: 5 of 13 supported (38%); 8 unsupported removed; 2 sentence(s) re-cited to the source that holds them; 1 sentence(s) marked [unverified]."},
 		{CitationCounts{Pairs: 1, Unsupported: 1, Marked: 1}, 0,
 			"Citations verified: 0 of 1 supported (0%); 1 unsupported removed; 1 sentence(s) marked [unverified]."},
 	} {

@@ -206,6 +206,7 @@ type SessionResult struct {
 	CitationsUnsupported int `json:"citations_unsupported,omitempty"` // removed from the report
 	CitationsUnchecked   int `json:"citations_unchecked,omitempty"`   // no usable verdict: left as written
 	SentencesMarked      int `json:"sentences_marked,omitempty"`      // lost every citation: marked [unverified]
+	SentencesRecited     int `json:"sentences_recited,omitempty"`     // lost every citation: cite another source that holds them
 	// ModelWaitedS is how long the session waited out model outages.
 	ModelWaitedS float64 `json:"model_waited_s,omitempty"`
 	// Error says why the report is not what the session meant to write

@@ -70,7 +70,7 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 		cited, footer = v.cited, v.footer
 		res.CitationPrecision = v.counts.Precision()
 		res.CitationsSupported, res.CitationsUnsupported = v.counts.Supported, v.counts.Unsupported
-		res.CitationsUnchecked, res.SentencesMarked = v.counts.Unchecked, v.counts.Marked
+		res.CitationsUnchecked, res.SentencesMarked, res.SentencesRecited = v.counts.Unchecked, v.counts.Marked, v.counts.Moved
 		res.CitationsContained, res.CitationsByModel = v.counts.Contained, v.counts.ModelSupported
 	}
 	// Number the sources by first appearance in the final (verified) body

@@ -54,7 +54,7 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		}
 		in := contract.VerifyInput{
 			SessionID: s.id, Batch: i + 1, SourceChars: a.VerifySourceChars, MaxTokens: s.cfg.LLM.ComposeTokens,
-			Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose,
+			Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose, Sources: verifySources(sources),
 		}
 		for _, p := range b {
 			if urls[p.N] == "" { // not a source of the report: nothing can support it
@@ -78,7 +78,7 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		return body, verified{}, err
 	}
 	unreached := 0
-	via := map[int]string{}
+	via, moved := map[int]string{}, map[int]int{}
 	for i, r := range results {
 		if errs[i] != nil {
 			s.log.Error("citation batch not verified; its citations stand unchecked", "batch", i+1, "error", errs[i])
@@ -87,10 +87,10 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		}
 		s.countVerify(r)
 		for _, v := range r.Verdicts {
-			status[v.I], via[v.I] = v.Status, v.Via
+			status[v.I], via[v.I], moved[v.I] = v.Status, v.Via, v.Moved
 		}
 	}
-	out, counts := contract.ApplyVerdicts(text, sents, status)
+	out, counts := contract.ApplyVerdictsMoving(text, sents, status, moved)
 	counts.Contained, counts.ModelSupported = splitSupported(len(pairs), status, via)
 	v := verified{counts: counts, cited: map[int]bool{}, footer: counts.Footer()}
 	if unreached > 0 {
@@ -103,7 +103,7 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		v.cited[n] = true
 	}
 	s.log.Info("citations verified", "pairs", counts.Pairs, "supported", counts.Supported, "unsupported", counts.Unsupported,
-		"unchecked", counts.Unchecked, "marked", counts.Marked, "by_containment", counts.Contained, "by_model", counts.ModelSupported,
+		"unchecked", counts.Unchecked, "marked", counts.Marked, "moved", counts.Moved, "by_containment", counts.Contained, "by_model", counts.ModelSupported,
 		"batches", len(batches))
 	return []string{out}, v, nil
 }
@@ -132,4 +132,16 @@ func (s *session) countVerify(r contract.VerifyResult) {
 	s.st.Stats.PromptTokens += r.PromptTokens
 	s.st.Stats.CompletionToken += r.CompletionTokens
 	s.st.Stats.LLMLatencyMS += r.LatencyMS
+}
+
+// verifySources are the report's numbered sources, for re-citing a
+// sentence its own source does not hold (VerifyVerdict.Moved).
+func verifySources(sources []contract.Source) []contract.VerifySource {
+	out := make([]contract.VerifySource, 0, len(sources))
+	for _, src := range sources {
+		if src.URL != "" {
+			out = append(out, contract.VerifySource{N: src.N, URL: src.URL})
+		}
+	}
+	return out
 }

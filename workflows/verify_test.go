@@ -199,3 +199,36 @@ func TestVerifyOutageIsWaitedOut(t *testing.T) {
 		t.Fatalf("model_waited_s %.1f, precision %v (undisturbed %v)", r.res.ModelWaitedS, *r.res.CitationPrecision, *base.res.CitationPrecision)
 	}
 }
+
+// A sentence copied from one source but numbered with another: the
+// judge rejects the number, and the stage cites the source that holds
+// the sentence instead of marking it [unverified].
+func TestVerifyRecitesToTheHolder(t *testing.T) {
+	s := lethetest.Script(t, "battery_no_ready")
+	for i, r := range s.Rules {
+		if r.Name == "compose" {
+			s.Rules[i].Reply = "## Dendrites\n\nDendrite growth in solid electrolytes is driven by uneven current density at the lithium interface [2].\n\n" +
+				"## Interfaces\n\nThe moon is made of cheese [2]."
+		}
+	}
+	s.Rules = append([]llmtest.Rule{{Name: "judge", Match: []string{`^Check these citations`},
+		Reply: `{"verdicts":[{"i":0,"supported":false,"quote":""},{"i":1,"supported":false,"quote":""}]}`}}, s.Rules...)
+	r := runSession(t, s, groupCompose)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rep := r.res.Report
+	for _, want := range []string{
+		"at the lithium interface [1].",
+		"made of cheese [unverified].",
+		"_Citations verified: 0 of 2 supported (0%); 2 unsupported removed; 1 sentence(s) re-cited to the source that holds them; 1 sentence(s) marked [unverified]._",
+		"[1] Lithium dendrites in solid electrolytes — corpus:///dendrites.md",
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
+	if r.res.SentencesRecited != 1 || r.res.SentencesMarked != 1 {
+		t.Errorf("recited %d, marked %d; want 1, 1", r.res.SentencesRecited, r.res.SentencesMarked)
+	}
+}
