@@ -515,27 +515,90 @@ func GoalPassages(goal string, ps []Passage, k int) []Passage {
 }
 
 // dropRepeats removes the sentences of a paragraph that repeat an earlier
-// one (markers aside, spaces and case folded): a small model's paragraph
-// sometimes says its three sentences twice (dr-010). The first keeps the
-// repeat's citations when it had none of its own.
+// one: the same words (markers aside, spaces and case folded), or a
+// restatement (restates): a small model's paragraph sometimes says its
+// three sentences twice (dr-010), or says its first fact again in other
+// words at the end (make run, 2026-12-02). The first keeps the repeat's
+// citations when it had none of its own.
 func dropRepeats(para string) string {
-	pieces := splitPassage(para, 0)
+	pieces := sentencePieces(para)
 	seen := map[string]int{}
 	kept := make([]string, 0, len(pieces))
+	profs := make([]coverProfile, 0, len(pieces))
 	for _, p := range pieces {
 		k := strings.Join(strings.FieldsFunc(strings.ToLower(markerRe.ReplaceAllString(p, " ")), notWordRune), " ")
 		i, dup := seen[k]
+		prof := profile(p)
+		if !dup && len(k) >= echoMinChars {
+			i, dup = restates(profs, prof)
+		}
 		switch {
 		case len(k) < echoMinChars:
-			kept = append(kept, p)
+			kept, profs = append(kept, p), append(profs, prof)
 		case !dup:
 			seen[k] = len(kept)
-			kept = append(kept, p)
+			kept, profs = append(kept, p), append(profs, prof)
 		case len(citedNumbers(kept[i])) == 0 && len(citedNumbers(p)) > 0:
 			kept[i] = p
 		}
 	}
 	return strings.Join(kept, " ")
+}
+
+// sentencePieces are a one-line paragraph's sentences as the citation
+// check reads them (contract.SplitSentences: a mark after the final
+// period belongs to its sentence, so it goes with it when the sentence
+// is dropped); a text of several lines is split by splitPassage.
+func sentencePieces(para string) []string {
+	if strings.Contains(para, "\n") {
+		return splitPassage(para, 0)
+	}
+	var out []string
+	for _, s := range contract.SplitSentences(para) {
+		out = append(out, strings.TrimSpace(para[s.Start:s.End]))
+	}
+	return out
+}
+
+// restateShare is the share of each sentence's content words the other
+// must hold for the two to be one fact said twice.
+const restateShare = 0.75
+
+// restates finds an earlier sentence that p restates: both have at least
+// coverMinWords content words, the same numbers, and each holds
+// restateShare of the other's content words. Negation is not compared: a
+// restatement often swaps "suffer from" for "are not immune to".
+func restates(earlier []coverProfile, p coverProfile) (int, bool) {
+	if len(p.content) < coverMinWords {
+		return 0, false
+	}
+	for i, q := range earlier {
+		if len(q.content) < coverMinWords || !sameKeys(p.numbers, q.numbers) {
+			continue
+		}
+		held := 0
+		for w := range p.content {
+			if q.content[w] {
+				held++
+			}
+		}
+		if float64(held) >= restateShare*float64(len(p.content)) && float64(held) >= restateShare*float64(len(q.content)) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func sameKeys(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }

@@ -206,6 +206,22 @@ func TestDropRepeats(t *testing.T) {
 		{"APT reads /etc/apt/preferences first. APT reads /etc/apt/preferences first [2].", "APT reads /etc/apt/preferences first [2]."},
 		{"Pinning uses priorities [1]. Pinning uses priorities. Blocking uses -1 [2].", "Pinning uses priorities [1]. Blocking uses -1 [2]."},
 		{"One sentence here [1]. Another sentence there [2].", "One sentence here [1]. Another sentence there [2]."},
+		// A restatement in other words (make run, 2026-12-02): dropped, its citation kept.
+		{"Solid-state batteries suffer from thermal runaway due to a lithium metal anode melting at 180 degrees Celsius and reacting violently with cathode oxygen release. " +
+			"Short circuits caused by dendrites heat the cell locally [1]. " +
+			"Solid-state batteries are not immune to thermal runaway: a lithium metal anode melts at 180 degrees Celsius and molten lithium reacts violently with cathode oxygen release. [1]",
+			"Solid-state batteries are not immune to thermal runaway: a lithium metal anode melts at 180 degrees Celsius and molten lithium reacts violently with cathode oxygen release. [1] " +
+				"Short circuits caused by dendrites heat the cell locally [1]."},
+		// Same words, another number: two facts.
+		{"Garnet LLZO electrolytes show critical current densities below 1 mA/cm2 at room temperature [1]. " +
+			"Garnet LLZO electrolytes show critical current densities below 3 mA/cm2 at 60 degrees [2].",
+			"Garnet LLZO electrolytes show critical current densities below 1 mA/cm2 at room temperature [1]. " +
+				"Garnet LLZO electrolytes show critical current densities below 3 mA/cm2 at 60 degrees [2]."},
+		// Shared subject, other facts: kept.
+		{"Sulfide electrolytes such as Li6PS5Cl form resistive decomposition layers against oxide cathodes [1]. " +
+			"Sulfide electrolytes such as Li6PS5Cl release hydrogen sulfide in moist air, so factories need dry rooms [2].",
+			"Sulfide electrolytes such as Li6PS5Cl form resistive decomposition layers against oxide cathodes [1]. " +
+				"Sulfide electrolytes such as Li6PS5Cl release hydrogen sulfide in moist air, so factories need dry rooms [2]."},
 	} {
 		if got := dropRepeats(c.in); got != c.want {
 			t.Errorf("dropRepeats(%q)\n got %q\nwant %q", c.in, got, c.want)
