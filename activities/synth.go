@@ -327,7 +327,11 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	if err != nil {
 		return ComposeResult{}, err
 	}
-	para := dropRepeats(Prose(text))
+	para, placed := placeCitations(Prose(text), evidence)
+	para = dropRepeats(para)
+	if placed > 0 {
+		logger(ctx, in.SessionID).Info("section citations placed by their facts", "section", title, "placed", placed)
+	}
 	if len(citedNumbers(para)) == 0 {
 		para = factsParagraph(facts)
 	}
@@ -409,7 +413,11 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		logger(ctx, in.SessionID).Warn("summary answer is not prose; the report has none", "answer", truncate(t, 200))
 		return res, nil
 	}
-	res.Markdown = firstSentences(dropRepeats(Prose(text)), summaryMaxSentences)
+	para, placed := placeCitations(Prose(text), evidence)
+	if placed > 0 {
+		logger(ctx, in.SessionID).Info("summary citations placed by their facts", "placed", placed)
+	}
+	res.Markdown = firstSentences(dropRepeats(para), summaryMaxSentences)
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
 }
