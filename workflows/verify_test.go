@@ -65,18 +65,12 @@ func TestVerifyRemovesWrongCitation(t *testing.T) {
 	if used := rulesUsed(r.llm); used["judge"] != 1 {
 		t.Fatalf("the judge was asked %d times; rules %v\n%s", used["judge"], used, r.res.Report)
 	}
-	rep := r.res.Report
-	for _, want := range []string{
+	reportHas(t, r.res.Report,
 		"of the solid electrolyte [1].",
 		"raise the resistance [2].",
 		"lose contact [2].",
 		"at room temperature [unverified].",
-		"_Citations verified: 3 of 5 supported (60%); 2 unsupported removed; 1 sentence(s) marked [unverified]._",
-	} {
-		if !strings.Contains(rep, want) {
-			t.Errorf("report lacks %q:\n%s", want, rep)
-		}
-	}
+		"_Citations verified: 3 of 5 supported (60%); 2 unsupported removed; 1 sentence(s) marked [unverified]._")
 	if p := r.res.CitationPrecision; p == nil || *p != 0.6 {
 		t.Errorf("citation_precision %v, want 0.6", p)
 	}
@@ -219,18 +213,22 @@ func TestVerifyRecitesToTheHolder(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	rep := r.res.Report
-	for _, want := range []string{
+	reportHas(t, r.res.Report,
 		"at the lithium interface [1].",
 		"made of cheese [unverified].",
 		"_Citations verified: 0 of 2 supported (0%); 2 unsupported removed; 1 sentence(s) re-cited to the source that holds them; 1 sentence(s) marked [unverified]._",
-		"[1] Lithium dendrites in solid electrolytes — corpus:///dendrites.md",
-	} {
+		"[1] Lithium dendrites in solid electrolytes — corpus:///dendrites.md")
+	if r.res.SentencesRecited != 1 || r.res.SentencesMarked != 1 {
+		t.Errorf("recited %d, marked %d; want 1, 1", r.res.SentencesRecited, r.res.SentencesMarked)
+	}
+}
+
+// reportHas fails the test for each string the report lacks.
+func reportHas(t *testing.T, rep string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(rep, want) {
 			t.Errorf("report lacks %q:\n%s", want, rep)
 		}
-	}
-	if r.res.SentencesRecited != 1 || r.res.SentencesMarked != 1 {
-		t.Errorf("recited %d, marked %d; want 1, 1", r.res.SentencesRecited, r.res.SentencesMarked)
 	}
 }
