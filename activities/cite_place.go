@@ -135,10 +135,7 @@ func (h holders) of(s contract.Sentence) int {
 		if !ok {
 			continue
 		}
-		if _, in := ContainedIn(s.Text, h.norm[n]); in {
-			return n
-		}
-		if _, in := CoveredIn(s.Text, []string{t}); in {
+		if _, _, in := heldBy(s.Text, []string{t}, h.norm[n]); in {
 			return n
 		}
 	}

@@ -138,33 +138,37 @@ func CoveredIn(sentence string, texts []string) (string, bool) {
 	if len(want.content) < coverMinWords {
 		return "", false
 	}
+	sents := make([][]string, len(texts))
+	profs := make([][]coverProfile, len(texts))
+	for k, t := range texts { // each text split and profiled once, for every window size
+		sents[k] = sourceSentences(t)
+		for _, s := range sents[k] {
+			profs[k] = append(profs[k], profile(s))
+		}
+	}
 	for size := 1; size <= coverWindow; size++ {
-		for _, t := range texts {
-			if q, ok := coveringWindow(want, sourceSentences(t), size); ok {
-				return q, true
+		for k := range texts {
+			if i, ok := coveringWindow(want, profs[k], size); ok {
+				return strings.Join(sents[k][i:i+size], " "), true
 			}
 		}
 	}
 	return "", false
 }
 
-// coveringWindow is the first window of size consecutive sentences that
-// covers want.
-func coveringWindow(want coverProfile, sents []string, size int) (string, bool) {
-	profs := make([]coverProfile, len(sents))
-	for i, s := range sents {
-		profs[i] = profile(s)
-	}
-	for i := 0; i+size <= len(sents); i++ {
+// coveringWindow is the start of the first window of size consecutive
+// sentence profiles that covers want.
+func coveringWindow(want coverProfile, profs []coverProfile, size int) (int, bool) {
+	for i := 0; i+size <= len(profs); i++ {
 		p := profs[i]
 		for j := i + 1; j < i+size; j++ {
 			p = p.merge(profs[j])
 		}
 		if p.covers(want) {
-			return strings.Join(sents[i:i+size], " "), true
+			return i, true
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // sourceSentences are a stored text's sentences, line by line, with
@@ -226,10 +230,16 @@ func holds(sentence, url string, sources, norm map[string][]string) (string, str
 		}
 		norm[url] = texts
 	}
-	if span, ok := ContainedIn(sentence, texts); ok {
+	return heldBy(sentence, sources[url], texts)
+}
+
+// heldBy is containment in the normalised texts, then coverage in the
+// raw ones, of one source.
+func heldBy(sentence string, raw, normTexts []string) (string, string, bool) {
+	if span, ok := ContainedIn(sentence, normTexts); ok {
 		return span, contract.ViaContainment, true
 	}
-	if span, ok := CoveredIn(sentence, sources[url]); ok {
+	if span, ok := CoveredIn(sentence, raw); ok {
 		return span, contract.ViaCoverage, true
 	}
 	return "", "", false
