@@ -89,10 +89,8 @@ func run(goal, id, file, instructions, output string, follow bool, ps params) er
 	fmt.Fprintf(os.Stderr, "LLM: %d calls (%d repairs, %d failed), %d prompt + %d completion tokens, %.1fs in model calls\n",
 		res.Stats.LLMCalls, res.Stats.RepairCalls, res.Stats.FailedCalls, res.Stats.PromptTokens, res.Stats.CompletionToken, float64(res.Stats.LLMLatencyMS)/1000)
 	wall, llmS := time.Since(started).Seconds(), float64(res.Stats.LLMLatencyMS)/1000
-	// Composition parts run in parallel, so the summed latency can exceed
-	// the time they took: the share outside model calls is a lower bound.
-	fmt.Fprintf(os.Stderr, "time: %.1fs wall; %d tokens; %.1fs of model-call latency per iteration; at least %.0f%% of wall time outside model calls\n",
-		wall, res.Stats.PromptTokens+res.Stats.CompletionToken, llmS/float64(max(res.Iterations, 1)), 100*max(0, 1-llmS/max(wall, 1e-9)))
+	fmt.Fprintf(os.Stderr, "time: %.1fs wall; %d tokens; %.1fs of model-call latency per iteration; %s\n",
+		wall, res.Stats.PromptTokens+res.Stats.CompletionToken, llmS/float64(max(res.Iterations, 1)), outsideShare(wall, llmS))
 	if output != "" {
 		if err := os.WriteFile(output, []byte(res.Report), 0o644); err != nil {
 			return fmt.Errorf("write report: %w", err)
@@ -144,4 +142,16 @@ func total(m map[string]int) int {
 		t += n
 	}
 	return t
+}
+
+// outsideShare says how much of the wall time went outside model calls.
+// Research children and composition parts call the model in parallel, so
+// the summed latency can exceed the wall time: the share is then unknown
+// from these two numbers, and the line says the calls overlapped instead
+// of printing a meaningless 0%.
+func outsideShare(wall, llm float64) string {
+	if llm >= wall {
+		return fmt.Sprintf("model calls overlapped (%.1fs of latency in %.1fs of wall time)", llm, wall)
+	}
+	return fmt.Sprintf("at least %.0f%% of wall time outside model calls", 100*(1-llm/max(wall, 1e-9)))
 }
