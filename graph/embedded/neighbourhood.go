@@ -55,6 +55,10 @@ type hop struct {
 	tasks, ev    map[string]bool
 	edges        []graph.Edge
 	weights      bool
+	// The session's buckets, opened once: a read transaction opens a
+	// nested bucket anew on every Bucket call (a cursor seek), and a walk
+	// asks for thousands of nodes.
+	evb, eb, taskAdj, supports, similarAdj *bolt.Bucket
 }
 
 // NeighbourhoodShape is Neighbourhood reduced to what a walk needs (see
@@ -86,8 +90,9 @@ func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []
 
 // around collects the edges incident to ids and the nodes they reach.
 func around(sb *bolt.Bucket, sid string, ids []string, weights bool) (*hop, error) {
-	h := &hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, weights: weights}
-	tb, evb := sb.Bucket(bktTasks), sb.Bucket(bktEvidence)
+	h := &hop{wantT: map[string]bool{}, wantE: map[string]bool{}, tasks: map[string]bool{}, ev: map[string]bool{}, weights: weights,
+		evb: sb.Bucket(bktEvidence), eb: sb.Bucket(bktEdges), taskAdj: sb.Bucket(bktTaskAdj), supports: sb.Bucket(bktSupports), similarAdj: sb.Bucket(bktSimilarAdj)}
+	tb, evb := sb.Bucket(bktTasks), h.evb
 	for _, id := range ids {
 		if t, ok := strings.CutPrefix(id, graph.TaskID(sid, "")); ok && t != "" && tb.Get([]byte(t)) != nil {
 			h.wantT[t] = true
@@ -96,12 +101,12 @@ func around(sb *bolt.Bucket, sid string, ids []string, weights bool) (*hop, erro
 		}
 	}
 	for t := range h.wantT {
-		if err := h.taskEdges(sb, sid, t); err != nil {
+		if err := h.taskEdges(sid, t); err != nil {
 			return nil, err
 		}
 	}
 	for e := range h.wantE {
-		if err := h.evidenceEdges(sb, sid, e); err != nil {
+		if err := h.evidenceEdges(sid, e); err != nil {
 			return nil, err
 		}
 	}
@@ -110,9 +115,9 @@ func around(sb *bolt.Bucket, sid string, ids []string, weights bool) (*hop, erro
 
 // taskEdges adds the edges of a wanted task: SUBTASK_OF and DEPENDS_ON
 // both ways (task_adj) and the SUPPORTS edges into it (supports).
-func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
+func (h *hop) taskEdges(sid, t string) error {
 	h.tasks[t] = true
-	err := prefixed(sb.Bucket(bktTaskAdj), t, func(rest []byte) error {
+	err := prefixed(h.taskAdj, t, func(rest []byte) error {
 		other, kind, ok := bytes.Cut(rest, []byte{adjKeySeparator})
 		if !ok || len(kind) != 1 {
 			return fmt.Errorf("bad task adjacency key %q", rest)
@@ -137,7 +142,7 @@ func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
 	if err != nil {
 		return err
 	}
-	return prefixed(sb.Bucket(bktSupports), t, func(rest []byte) error {
+	return prefixed(h.supports, t, func(rest []byte) error {
 		hash := string(rest)
 		h.ev[hash] = true
 		if h.wantE[hash] {
@@ -151,9 +156,9 @@ func (h *hop) taskEdges(sb *bolt.Bucket, sid, t string) error {
 // evidenceEdges adds the edges of a wanted evidence item: SUPPORTS (its
 // record's targets) and SIMILAR_TO (similar_adj, weight and label from
 // the edge record).
-func (h *hop) evidenceEdges(sb *bolt.Bucket, sid, e string) error {
+func (h *hop) evidenceEdges(sid, e string) error {
 	h.ev[e] = true
-	task, also, err := evidenceTargets(sb.Bucket(bktEvidence).Get([]byte(e)))
+	task, also, err := evidenceTargets(h.evb.Get([]byte(e)))
 	if err != nil {
 		return fmt.Errorf("decode evidence %q: %w", e, err)
 	}
@@ -161,21 +166,22 @@ func (h *hop) evidenceEdges(sb *bolt.Bucket, sid, e string) error {
 		h.tasks[t] = true
 		h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, e), To: graph.TaskID(sid, t), Kind: graph.Supports})
 	}
-	eb := sb.Bucket(bktEdges)
-	return prefixed(sb.Bucket(bktSimilarAdj), e, func(rest []byte) error {
+	return prefixed(h.similarAdj, e, func(rest []byte) error {
 		o := string(rest)
 		h.ev[o] = true
 		if h.wantE[o] && o < e {
 			return nil // o's end keeps it
 		}
 		a, b := min(e, o), max(e, o)
-		var r similarRec
+		edge := graph.Edge{From: graph.EvidenceID(sid, a), To: graph.EvidenceID(sid, b), Kind: graph.SimilarTo}
 		if h.weights {
-			if err := getJSON(eb, edgeKey(a, b), &r); err != nil {
+			var r similarRec
+			if err := getJSON(h.eb, edgeKey(a, b), &r); err != nil {
 				return fmt.Errorf("edge %s-%s: %w", a, b, err)
 			}
+			edge.Weight, edge.Label = r.Weight, r.Label
 		}
-		h.edges = append(h.edges, graph.Edge{From: graph.EvidenceID(sid, a), To: graph.EvidenceID(sid, b), Kind: graph.SimilarTo, Weight: r.Weight, Label: r.Label})
+		h.edges = append(h.edges, edge)
 		return nil
 	})
 }
@@ -227,6 +233,9 @@ func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache) (
 	}
 	slices.SortFunc(rows, func(a, b int) int {
 		if c := cmp.Compare(sv.iter[a], sv.iter[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sv.pre[a], sv.pre[b]); c != 0 {
 			return c
 		}
 		return strings.Compare(sv.hash[a], sv.hash[b])

@@ -37,3 +37,19 @@ func TestEvidenceTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefix8Order: a smaller prefix8 means a smaller key, and equal
+// prefixes happen only where the keys share their first 8 bytes (or are
+// shorter and equal up to zero padding), so the shape sort's order is the
+// keys' order.
+func TestPrefix8Order(t *testing.T) {
+	keys := []string{"", "a", "a\x00", "ab", "abcdefgh", "abcdefgh0", "abcdefgh1", "abcdefgi", "b", "ff0a", "ff0a9e", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	for _, a := range keys {
+		for _, b := range keys {
+			pa, pb := prefix8([]byte(a)), prefix8([]byte(b))
+			if pa < pb && a >= b || pa > pb && a <= b {
+				t.Errorf("prefix8(%q)=%x, prefix8(%q)=%x disagree with the keys' order", a, pa, b, pb)
+			}
+		}
+	}
+}

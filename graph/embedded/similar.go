@@ -13,6 +13,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -43,6 +44,7 @@ type sessVecs struct {
 	row     map[string]int
 	hash    []string
 	iter    []int
+	pre     []uint64 // the hash's first 8 bytes, big-endian: orders rows by hash without reaching the string
 	emb     [][]float32
 	inv     []float64
 	maxIter int
@@ -208,11 +210,21 @@ func (sv *sessVecs) add(k, v []byte) error {
 	sv.row[string(k)] = len(sv.hash)
 	sv.hash = append(sv.hash, string(k))
 	sv.iter = append(sv.iter, r.CreatedIter)
+	sv.pre = append(sv.pre, prefix8(k))
 	sv.emb = append(sv.emb, emb)
 	sv.inv = append(sv.inv, invNorm(emb))
-	sv.rowMem += 4*len(emb) + len(k) + 120 // the embedding, the hash, the row's slots and map entry
+	sv.rowMem += 4*len(emb) + len(k) + 128 // the embedding, the hash, the row's slots and map entry
 	sv.maxIter = max(sv.maxIter, r.CreatedIter)
 	return nil
+}
+
+// prefix8 is the first 8 bytes of k as a big-endian number, zero-padded:
+// prefix8(a) < prefix8(b) implies a < b, and equal prefixes leave the
+// order to the whole keys.
+func prefix8(k []byte) uint64 {
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // invNorm is 1/|v| computed as graph.UnitVector does, or 0 when v has no
