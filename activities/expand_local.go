@@ -191,12 +191,13 @@ func (lw *localWalk) node(id string, emb []float32, ev bool) int {
 }
 
 // read reads the edges of the given nodes (one store round trip, without
-// the evidence texts: withTexts reads those of the candidates) and
+// the evidence texts, withTexts reads those of the candidates, and
+// without the nodes the walk holds already) and
 // records their adjacency: each edge once per endpoint among ids (an
 // edge's other endpoint, if read earlier, got it then), self-loops and
 // cosines ≤ 0 left out, parallel edges kept, as pprGraph does.
 func (lw *localWalk) read(ctx context.Context, ids []string) error {
-	nb, err := lw.store.NeighbourhoodShape(ctx, lw.sid, ids)
+	nb, err := lw.store.NeighbourhoodShape(ctx, lw.sid, ids, lw.known)
 	if err != nil {
 		return fmt.Errorf("expand neighbourhood: %w", err)
 	}
@@ -246,6 +247,13 @@ func (lw *localWalk) read(ctx context.Context, ids []string) error {
 		}
 	}
 	return nil
+}
+
+// known says whether the walk holds a node already: the store leaves
+// those out of a round's answer.
+func (lw *localWalk) known(id string) bool {
+	_, ok := lw.idx[id]
+	return ok
 }
 
 // cosine is algebra.Cosine32 of two nodes' embeddings with their norms

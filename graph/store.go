@@ -203,8 +203,12 @@ type Store interface {
 	// embeddings). Expand's push reaches tens of thousands of nodes of a
 	// large session and shows 64 of them, so it reads the records of those
 	// with EvidenceByIDs. Embeddings may be shared with the store's
-	// caches: read-only.
-	NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (Neighbourhood, error)
+	// caches: read-only. known (nil: none) names the nodes the caller
+	// holds already: they are left out of Tasks and Evidence (Edges still
+	// name them). A push reads its frontier round after round, and two
+	// thirds of the nodes a round reaches were returned by an earlier one;
+	// on Neo4j each is an embedding of a few kilobytes on the wire.
+	NeighbourhoodShape(ctx context.Context, sessionID string, ids []string, known func(id string) bool) (Neighbourhood, error)
 
 	// Lane payloads (#14): reads that answer without loading evidence rows.
 

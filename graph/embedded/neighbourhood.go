@@ -66,7 +66,7 @@ type hop struct {
 // index's cache (caught up in the same transaction), and neither evidence
 // records nor SIMILAR_TO edge records are decoded, only the adjacency
 // keys and the heads of the wanted evidence (their SUPPORTS targets).
-func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
+func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string, known func(string) bool) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	err := s.view(ctx, "neighbourhood shape", func(tx *bolt.Tx) error {
 		sb, err := session(tx, sessionID)
@@ -78,7 +78,7 @@ func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []
 			return err
 		}
 		return s.vecs.refresh(sb, sessionID, func(sv *sessVecs) error {
-			out, err = h.shapes(sb, sessionID, sv, s.tasks)
+			out, err = h.shapes(sb, sessionID, sv, s.tasks, known)
 			return err
 		})
 	})
@@ -217,19 +217,31 @@ func (h *hop) nodes(sb *bolt.Bucket, sid string, tc *taskCache) (graph.Neighbour
 // (CreatedIter, then id: the ids share the session's prefix, so the hash
 // orders them) before the structs are built: a large hop reaches tens of
 // thousands of nodes, and sorting row numbers moves far less memory.
-func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache) (graph.Neighbourhood, error) {
+func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache, known func(string) bool) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	var err error
+	if known != nil {
+		for t := range h.tasks {
+			if known(graph.TaskID(sid, t)) {
+				delete(h.tasks, t)
+			}
+		}
+	}
 	if out.Tasks, err = tc.byIDs(sb, sid, h.tasks); err != nil {
 		return out, err
 	}
 	rows := make([]int, 0, len(h.ev))
+	ids := make(map[int]string, len(h.ev))
 	for hash := range h.ev {
 		row, ok := sv.row[hash]
 		if !ok {
 			return out, fmt.Errorf("evidence %q is not in the similarity cache", hash)
 		}
-		rows = append(rows, row)
+		id := graph.EvidenceID(sid, hash)
+		if known != nil && known(id) {
+			continue
+		}
+		rows, ids[row] = append(rows, row), id
 	}
 	slices.SortFunc(rows, func(a, b int) int {
 		if c := cmp.Compare(sv.iter[a], sv.iter[b]); c != 0 {
@@ -242,8 +254,7 @@ func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache) (
 	})
 	out.Evidence = make([]graph.Evidence, len(rows))
 	for i, row := range rows {
-		hash := sv.hash[row]
-		out.Evidence[i] = graph.Evidence{ID: graph.EvidenceID(sid, hash), SessionID: sid, Embedding: sv.emb[row], CreatedIter: sv.iter[row], ContentHash: hash}
+		out.Evidence[i] = graph.Evidence{ID: ids[row], SessionID: sid, Embedding: sv.emb[row], CreatedIter: sv.iter[row], ContentHash: sv.hash[row]}
 	}
 	graph.SortEdges(h.edges)
 	out.Edges = h.edges

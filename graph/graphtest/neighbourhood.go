@@ -68,10 +68,11 @@ func testNeighbourhood(t *testing.T, s graph.Store) {
 			if !reflect.DeepEqual(got.Tasks, want.Tasks) && !(len(got.Tasks) == 0 && len(want.Tasks) == 0) {
 				t.Fatalf("tasks differ:\n got  %+v\n want %+v", got.Tasks, want.Tasks)
 			}
-			sh, err := s.NeighbourhoodShape(ctx, sid, set)
+			sh, err := s.NeighbourhoodShape(ctx, sid, set, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkKnownLeftOut(t, s, sid, set, sh)
 			if !reflect.DeepEqual(shapeOf(sh), walkShapeOf(want)) || !reflect.DeepEqual(sh.Tasks, got.Tasks) {
 				t.Fatalf("NeighbourhoodShape(%v) is not Neighbourhood's shape:\n got  %+v\n want %+v", set, shapeOf(sh), walkShapeOf(want))
 			}
@@ -83,10 +84,48 @@ func testNeighbourhood(t *testing.T, s graph.Store) {
 			}
 		})
 	}
-	_, err := s.NeighbourhoodShape(ctx, "gt-no-such-session", []string{"x"})
+	_, err := s.NeighbourhoodShape(ctx, "gt-no-such-session", []string{"x"}, nil)
 	wantErr(t, err, graph.ErrNotFound, "NeighbourhoodShape of an unknown session")
 	_, err = s.Neighbourhood(ctx, "gt-no-such-session", []string{"x"})
 	wantErr(t, err, graph.ErrNotFound, "Neighbourhood of an unknown session")
+}
+
+// checkKnownLeftOut: NeighbourhoodShape with known naming every other
+// node of full (the answer without known) returns the same edges and
+// exactly full's other nodes, in order; with every node known, none.
+func checkKnownLeftOut(t *testing.T, s graph.Store, sid string, set []string, full graph.Neighbourhood) {
+	t.Helper()
+	for _, every := range []int{2, 1} {
+		known := map[string]bool{}
+		var want graph.Neighbourhood
+		for i, tk := range full.Tasks {
+			if i%every == 0 {
+				known[tk.ID] = true
+			} else {
+				want.Tasks = append(want.Tasks, tk)
+			}
+		}
+		for i, e := range full.Evidence {
+			if (i+1)%every == 0 {
+				known[e.ID] = true
+			} else {
+				want.Evidence = append(want.Evidence, e)
+			}
+		}
+		got, err := s.NeighbourhoodShape(ctxOf(t), sid, set, func(id string) bool { return known[id] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Edges, full.Edges) && !(len(got.Edges) == 0 && len(full.Edges) == 0) {
+			t.Fatalf("NeighbourhoodShape(%v) with %d known: edges differ:\n got  %+v\n want %+v", set, len(known), got.Edges, full.Edges)
+		}
+		if len(got.Tasks)+len(want.Tasks) > 0 && !reflect.DeepEqual(got.Tasks, want.Tasks) {
+			t.Fatalf("NeighbourhoodShape(%v) with %d known: tasks\n got  %v\n want %v", set, len(known), shapeOf(got).Tasks, shapeOf(want).Tasks)
+		}
+		if len(got.Evidence)+len(want.Evidence) > 0 && !reflect.DeepEqual(got.Evidence, want.Evidence) {
+			t.Fatalf("NeighbourhoodShape(%v) with %d known: evidence\n got  %v\n want %v", set, len(known), shapeOf(got).Evidence, shapeOf(want).Evidence)
+		}
+	}
 }
 
 // oneHop is the reference: the full reads, filtered.

@@ -30,17 +30,17 @@ RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight A
 // Neighbourhood returns the nodes ids, their direct neighbours and the
 // edges incident to ids (see graph.Store).
 func (s *Store) Neighbourhood(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
-	return s.neighbourhood(ctx, sessionID, ids, false)
+	return s.neighbourhood(ctx, sessionID, ids, false, nil)
 }
 
 // NeighbourhoodShape is Neighbourhood without the evidence texts (see
 // graph.Store): the evidence rows are projected in the query, so the
 // contents never cross the wire.
-func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string) (graph.Neighbourhood, error) {
-	return s.neighbourhood(ctx, sessionID, ids, true)
+func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []string, known func(string) bool) (graph.Neighbourhood, error) {
+	return s.neighbourhood(ctx, sessionID, ids, true, known)
 }
 
-func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []string, shape bool) (graph.Neighbourhood, error) {
+func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []string, shape bool, known func(string) bool) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
 	tids, eids := splitIDs(sessionID, ids)
 	err := s.read(ctx, "neighbourhood", func(ctx context.Context, tx driver.ManagedTransaction) error {
@@ -73,16 +73,23 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 		if err != nil {
 			return err
 		}
-		out.Tasks, err = loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid",
-			map[string]any{"sid": sessionID, "ids": keysOf(nt)})
-		if err != nil {
-			return err
+		// A round whose nodes are all known skips the node queries.
+		if tids := keysOf(nt, known); len(tids) > 0 {
+			out.Tasks, err = loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid",
+				map[string]any{"sid": sessionID, "ids": tids})
+			if err != nil {
+				return err
+			}
 		}
-		if shape {
-			out.Evidence, err = evidenceShapes(ctx, tx, sessionID, keysOf(ne))
-			return err
+		eids := keysOf(ne, known)
+		switch {
+		case len(eids) == 0:
+			return nil
+		case shape:
+			out.Evidence, err = evidenceShapes(ctx, tx, sessionID, eids)
+		default:
+			out.Evidence, err = evidenceByID(ctx, tx, sessionID, eids)
 		}
-		out.Evidence, err = evidenceByID(ctx, tx, sessionID, keysOf(ne))
 		return err
 	})
 	if err != nil {
@@ -137,10 +144,13 @@ func setOf(ids []string) map[string]bool {
 	return m
 }
 
-func keysOf(m map[string]bool) []string {
+// keysOf lists the keys of m, less those known names (known nil: none).
+func keysOf(m map[string]bool, known func(string) bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
-		out = append(out, k)
+		if known == nil || !known(k) {
+			out = append(out, k)
+		}
 	}
 	return out
 }
