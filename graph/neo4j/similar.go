@@ -6,9 +6,11 @@ package neo4j
 // A vector index has one dimension, and Neo4j allows one index per label
 // and property, so evidence of dimension d is indexed under the extra
 // label LetheVec<d> (index lethe_evidence_vec_<d>, cosine). Nodes get the
-// label at their first NearestEvidence call, not at write time, so the
-// write paths are untouched; the index is eventually consistent, which the
-// sync handles by comparing fresh items with each other in Go.
+// label at the first NearestEvidence or NearestCosine call after they were
+// written; the index is eventually consistent, which the sync handles by
+// comparing fresh items with each other in Go. Writes create evidence with
+// the label LetheVecPending, so that a call finds what is new through that
+// label's index (labelQuery).
 
 import (
 	"context"
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -161,15 +164,13 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	if err := s.ensureVecIndex(ctx, dim); err != nil {
 		return nil, err
 	}
-	label := vecLabel(dim)
 	var labelled int64
+	q, done := s.labelQuery(sessionID, dim, "count(e)")
 	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		if err := requireSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		rec, err := single(ctx, tx, fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
-WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim SET e:%s RETURN count(e)`, label, label),
-			map[string]any{"sid": sessionID, "dim": int64(dim)})
+		rec, err := single(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)})
 		if err != nil {
 			return err
 		}
@@ -179,6 +180,7 @@ WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim SET e:%s
 	if err != nil {
 		return nil, err
 	}
+	done()
 	// Nodes labelled just now may not be in the index yet. The caller
 	// compares its own queries with each other; when more nodes than that
 	// were labelled (the first call for a session, or evidence the sync
@@ -303,14 +305,13 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) ([][]
 		return nil, err
 	}
 	var fresh [][]float32
-	label := vecLabel(dim)
+	q, done := s.labelQuery(sessionID, dim, "e.id, e.embedding")
 	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		fresh = nil
 		if err := requireSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		return each(ctx, tx, fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
-WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim SET e:%s RETURN e.id, e.embedding`, label, label),
+		return each(ctx, tx, q,
 			map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
 				emb, err := asF32(r.Values[1])
 				if err != nil {
@@ -320,7 +321,46 @@ WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim SET e:%s
 				return nil
 			})
 	})
+	if err == nil {
+		done()
+	}
 	return fresh, err
+}
+
+// pendingLabel marks evidence written since the last labelling call:
+// insertEvidence creates every Evidence node with it. Labelling then
+// reads the new nodes through the label's index; it used to read every
+// evidence node of the session, about 1 ms per thousand items, at each of
+// the several calls of a SIMILAR_TO sync (docs/long-session.md,
+// "Labelling what is new").
+const pendingLabel = "LetheVecPending"
+
+// sweepEvery is how many labelling calls of a session may pass between
+// sweeps of all its evidence: the sweep labels nodes that carry no
+// pending mark (written before the mark existed, or by an older binary
+// during a rolling upgrade), so that such a node waits at most this many
+// calls, and its cost (a read of every evidence node) is spread thin.
+const sweepEvery = 64
+
+// labelQuery is the labelling statement of one call for the session and
+// dimension, returning ret, and done, to call once it committed. The
+// first call of this process for them, and every sweepEvery-th after,
+// sweeps all of the session's evidence; the others read only the pending
+// nodes and clear their mark. A pending node of another dimension, or
+// without an embedding, loses the mark unlabelled: a session has one
+// embedding model, and a call with another dimension sweeps first.
+func (s *Store) labelQuery(sessionID string, dim int, ret string) (string, func()) {
+	label := vecLabel(dim)
+	v, _ := s.swept.LoadOrStore(fmt.Sprintf("%s\x00%d", sessionID, dim), new(atomic.Int64))
+	calls := v.(*atomic.Int64)
+	if n := calls.Load(); n > 0 && n < sweepEvery {
+		return fmt.Sprintf(`MATCH (e:%s {session_id: $sid}) REMOVE e:%s
+WITH e WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim
+SET e:%s RETURN %s`, pendingLabel, pendingLabel, label, label, ret), func() { calls.Add(1) }
+	}
+	return fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
+WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim
+SET e:%s REMOVE e:%s RETURN %s`, label, label, pendingLabel, ret), func() { calls.Store(1) }
 }
 
 // nearestMax is the largest exact cosine (floored at 0) among the index's

@@ -72,6 +72,9 @@ type Store struct {
 	// vecIdx records the vector index dimensions created by this process
 	// (lane similar, similar.go).
 	vecIdx sync.Map
+	// swept counts, per session and dimension, the labelling calls since
+	// this process last swept all of the session's evidence (labelQuery).
+	swept sync.Map
 }
 
 var _ graph.Store = (*Store)(nil)
@@ -692,7 +695,7 @@ func insertEvidence(ctx context.Context, tx driver.ManagedTransaction, es []grap
 	}
 	rec, err := single(ctx, tx, `UNWIND $rows AS row
 MATCH (t:Task {id: row.task})
-CREATE (e:Evidence) SET e = row.props
+CREATE (e:Evidence:` + pendingLabel + `) SET e = row.props
 CREATE (e)-[:SUPPORTS]->(t)
 RETURN count(e)`, map[string]any{"rows": rows})
 	if err != nil {

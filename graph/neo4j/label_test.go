@@ -1,0 +1,91 @@
+package neo4j_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/graphtest"
+)
+
+// TestVectorLabelPending: a labelling call reads only the evidence written
+// since the last one (the pending mark), and a node written without the
+// mark, as a binary from before it writes during a rolling upgrade, is
+// labelled by the sweep within 64 calls (sweepEvery), not at once.
+func TestVectorLabelPending(t *testing.T) {
+	cfg := serverConfig(t)
+	s := open(t, cfg)
+	ctx := t.Context()
+	drv, err := driver.NewDriverWithContext(cfg.URI, driver.BasicAuth(cfg.User, cfg.Password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = drv.Close(context.Background()) })
+	cypher := func(q string, params map[string]any) []*driver.Record {
+		t.Helper()
+		res, err := driver.ExecuteQuery(ctx, drv, q, params, driver.EagerResultTransformer, driver.ExecuteQueryWithDatabase(cfg.Database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Records
+	}
+	sid := fmt.Sprintf("label-pending-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: graphtest.Unit(0)}, graph.Task{Embedding: graphtest.Unit(0)}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(i int) string {
+		t.Helper()
+		res, err := s.AddEvidence(ctx, sid, fmt.Sprintf("k%d", i), graph.RootShortID, []graph.Evidence{{Content: fmt.Sprintf("fact %d", i), SourceURL: "https://example.org/", Kind: graph.KindHTML, Strength: 0.5, Embedding: graphtest.Unit(i)}})
+		if err != nil || res.Added != 1 {
+			t.Fatalf("add evidence %d: %+v, %v", i, res, err)
+		}
+		recs := cypher("MATCH (e:Evidence {session_id: $sid, content: $c}) RETURN e.id", map[string]any{"sid": sid, "c": fmt.Sprintf("fact %d", i)})
+		return recs[0].Values[0].(string)
+	}
+	labels := func(id string) []string {
+		t.Helper()
+		recs := cypher("MATCH (e:Evidence {id: $id}) RETURN labels(e)", map[string]any{"id": id})
+		var out []string
+		for _, l := range recs[0].Values[0].([]any) {
+			out = append(out, l.(string))
+		}
+		return out
+	}
+	near := func() {
+		t.Helper()
+		if _, err := s.NearestEvidence(ctx, sid, [][]float32{graphtest.Unit(1)}, 0.9); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vec := fmt.Sprintf("LetheVec%d", graphtest.Dim)
+	first := add(1)
+	if l := labels(first); !slices.Contains(l, "LetheVecPending") {
+		t.Fatalf("new evidence has labels %v, want the pending mark", l)
+	}
+	near() // the first call of this store for the session sweeps
+	if l := labels(first); !slices.Contains(l, vec) || slices.Contains(l, "LetheVecPending") {
+		t.Fatalf("after the first call: labels %v, want %s and no pending mark", l, vec)
+	}
+	old := add(2)
+	cypher("MATCH (e:Evidence {id: $id}) REMOVE e:LetheVecPending", map[string]any{"id": old}) // as an older binary wrote it
+	fresh := add(3)
+	near()
+	if l := labels(fresh); !slices.Contains(l, vec) || slices.Contains(l, "LetheVecPending") {
+		t.Fatalf("evidence written after the sweep: labels %v, want %s and no pending mark", l, vec)
+	}
+	if l := labels(old); slices.Contains(l, vec) {
+		t.Fatalf("unmarked evidence labelled by a pending call (%v): the call read every node", l)
+	}
+	for range 64 {
+		near()
+	}
+	if l := labels(old); !slices.Contains(l, vec) {
+		t.Fatalf("unmarked evidence still unlabelled (%v) after 64 calls: no sweep", l)
+	}
+}
