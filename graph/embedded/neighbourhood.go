@@ -230,8 +230,11 @@ func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache, k
 	if out.Tasks, err = tc.byIDs(sb, sid, h.tasks); err != nil {
 		return out, err
 	}
-	rows := make([]int, 0, len(h.ev))
-	ids := make(map[int]string, len(h.ev))
+	type shapeRow struct {
+		row int
+		id  string
+	}
+	rows := make([]shapeRow, 0, len(h.ev))
 	for hash := range h.ev {
 		row, ok := sv.row[hash]
 		if !ok {
@@ -241,9 +244,10 @@ func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache, k
 		if known != nil && known(id) {
 			continue
 		}
-		rows, ids[row] = append(rows, row), id
+		rows = append(rows, shapeRow{row, id})
 	}
-	slices.SortFunc(rows, func(a, b int) int {
+	slices.SortFunc(rows, func(x, y shapeRow) int {
+		a, b := x.row, y.row
 		if c := cmp.Compare(sv.iter[a], sv.iter[b]); c != 0 {
 			return c
 		}
@@ -253,8 +257,8 @@ func (h *hop) shapes(sb *bolt.Bucket, sid string, sv *sessVecs, tc *taskCache, k
 		return strings.Compare(sv.hash[a], sv.hash[b])
 	})
 	out.Evidence = make([]graph.Evidence, len(rows))
-	for i, row := range rows {
-		out.Evidence[i] = graph.Evidence{ID: ids[row], SessionID: sid, Embedding: sv.emb[row], CreatedIter: sv.iter[row], ContentHash: sv.hash[row]}
+	for i, r := range rows {
+		out.Evidence[i] = graph.Evidence{ID: r.id, SessionID: sid, Embedding: sv.emb[r.row], CreatedIter: sv.iter[r.row], ContentHash: sv.hash[r.row]}
 	}
 	graph.SortEdges(h.edges)
 	out.Edges = h.edges
