@@ -695,7 +695,7 @@ func insertEvidence(ctx context.Context, tx driver.ManagedTransaction, es []grap
 	}
 	rec, err := single(ctx, tx, `UNWIND $rows AS row
 MATCH (t:Task {id: row.task})
-CREATE (e:Evidence:` + pendingLabel + `) SET e = row.props
+CREATE (e:Evidence:`+pendingLabel+`) SET e = row.props
 CREATE (e)-[:SUPPORTS]->(t)
 RETURN count(e)`, map[string]any{"rows": rows})
 	if err != nil {
