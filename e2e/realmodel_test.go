@@ -137,17 +137,24 @@ func TestRealModelSession(t *testing.T) {
 
 // checkRealSession asserts the structural facts of a session against real
 // models (issue 7): it stopped for a reason of its own within its
-// iteration budget, started at least one web_search, ingested evidence from
-// corpus files, and its report lists sources that are corpus files.
+// budget (iterations or wall clock), started at least one web_search,
+// ingested evidence from corpus files, and its report lists sources that
+// are corpus files. The wall-clock budget is a stop of its own: in the
+// evaluation three systems and the scorer share one CPU-bound model
+// server, so how many iterations fit in budget.max_wall_clock depends on
+// the machine's load (on a loaded CI machine one call took 216 s), and a
+// session that meets it still composes, verifies and cites its report,
+// which the checks below hold it to.
 // TestRealModelSession and TestRealModelEvaluation (on each lethe session)
 // share it. The store must be closed by the worker (the graph file is
 // released).
 func checkRealSession(t *testing.T, store *embedded.Store, id string, res workflows.SessionResult, budget int) {
 	t.Helper()
 	switch res.StopReason {
-	case workflows.StopRootDone, workflows.StopConverged, workflows.StopNoReadyTasks, workflows.StopMaxIterations, workflows.StopNoProgress:
+	case workflows.StopRootDone, workflows.StopConverged, workflows.StopNoReadyTasks, workflows.StopMaxIterations, workflows.StopNoProgress,
+		workflows.StopWallClockCap:
 	default:
-		t.Errorf("stop reason %q: want root_done, converged, no_ready_tasks, max_iterations or no_progress", res.StopReason)
+		t.Errorf("stop reason %q: want root_done, converged, no_ready_tasks, max_iterations, no_progress or wall_clock_cap", res.StopReason)
 	}
 	if res.Iterations < 1 || res.Iterations > budget {
 		t.Errorf("%d iterations, budget %d", res.Iterations, budget)
