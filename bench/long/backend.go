@@ -66,11 +66,17 @@ func runBackend(ctx context.Context, o options, backend string, emit func(point)
 		return err
 	}
 	defer closeStore()
+	var timer *callTimer
+	if o.calls {
+		timer = newCallTimer(st)
+		st = timer
+	}
 	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: o.dim})
 	defer model.Close()
 	cfg := config.Defaults()
 	acts := &activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}
 	r := newRunner(acts, cfg)
+	r.timer = timer
 	s := &session{id: fmt.Sprintf("long-%s-%d", backend, time.Now().UnixNano()), gen: generator{seed: o.seed, dim: o.dim},
 		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
 	if !o.keep {
@@ -132,6 +138,10 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		}
 		p.timings = append(p.timings, t)
 		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d %s %v\n", backend, n, s.iter, t.total().Round(time.Millisecond), t.step)
+	}
+	if r.timer != nil {
+		p.calls = r.timer.report(fmt.Sprintf("%s at %d", backend, n), iters)
+		fmt.Fprint(os.Stderr, p.calls)
 	}
 	if o.ingest > 0 && len(p.timings) > 0 {
 		r.labels = []string{"size", fmt.Sprint(n), "phase", "ingest"}

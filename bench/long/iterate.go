@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +59,9 @@ type runner struct {
 	// step's own label, a -cpuprofile of the run can be cut per activity
 	// and size (go tool pprof -tagfocus step=Observe -tagfocus size=10000).
 	labels []string
+	// timer, with -calls, times the store calls of the steady phase's
+	// steps (calls.go).
+	timer *callTimer
 }
 
 func newRunner(acts *activities.Activities, cfg config.Config) *runner {
@@ -67,12 +71,24 @@ func newRunner(acts *activities.Activities, cfg config.Config) *runner {
 	return &runner{env: env, acts: acts, cfg: cfg}
 }
 
+// phase is the value of the "phase" label ("" when there is none).
+func (r *runner) phase() string {
+	if i := slices.Index(r.labels, "phase"); i >= 0 && i+1 < len(r.labels) {
+		return r.labels[i+1]
+	}
+	return ""
+}
+
 // call runs one activity, labelled step in a CPU profile, and decodes its
 // result into out (nil: none).
 func (r *runner) call(step string, fn, in, out any) (time.Duration, error) {
 	prev := context.Background()
 	pprof.SetGoroutineLabels(pprof.WithLabels(prev, pprof.Labels(append([]string{"step", step}, r.labels...)...)))
 	defer pprof.SetGoroutineLabels(prev)
+	if r.timer != nil && r.phase() == "steady" {
+		r.timer.setStep(step)
+		defer r.timer.setStep("")
+	}
 	start, cpu := time.Now(), processCPU()
 	v, err := r.env.ExecuteActivity(fn, in)
 	d := time.Since(start)

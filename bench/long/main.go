@@ -48,6 +48,7 @@ type options struct {
 	tols     []float64
 	tolRef   float64
 	ingest   int
+	calls    bool
 }
 
 func main() {
@@ -89,6 +90,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.Float64Var(&o.tolRef, "tol-ref", 1e-7, "the push tolerance of the reference run of -tols")
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
+	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -72,6 +72,9 @@ func renderTable(o options, pts []point) string {
 			fmt.Fprintf(&b, "\n%s at %d: %s\n", p.backend, p.n, p.err)
 		}
 	}
+	for _, p := range pts {
+		b.WriteString(p.calls)
+	}
 	return b.String()
 }
 

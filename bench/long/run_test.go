@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,5 +195,45 @@ func TestParseFlags(t *testing.T) {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%v) accepted", bad)
 		}
+	}
+}
+
+// With -calls, long.md times the store calls of the timed iterations per
+// step: the focus step's walk and the ready set's read show, each with
+// its calls per iteration, and a step's sum is at least its largest call.
+func TestRunCalls(t *testing.T) {
+	out := t.TempDir()
+	o, err := parseFlags([]string{"-sizes", "60", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", "embedded", "-ingest", "0", "-calls", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "long.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, calls, ok := strings.Cut(string(md), "Store calls per iteration, embedded at 60 (mean of 2 iterations")
+	if !ok {
+		t.Fatalf("long.md has no call table:\n%s", md)
+	}
+	rows := map[string][]float64{}
+	for _, m := range regexp.MustCompile(`\| (\w+) \| ([*\w ]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|`).FindAllStringSubmatch(calls, -1) {
+		var n, ms float64
+		fmt.Sscan(m[3], &n)
+		fmt.Sscan(m[4], &ms)
+		rows[m[1]+" "+m[2]] = []float64{n, ms}
+	}
+	for _, want := range []string{"Focus NeighbourhoodShape", "Focus SetStatus", "Focus **all calls**", "ApplyOps Apply", "Observe **all calls**"} {
+		if _, ok := rows[want]; !ok {
+			t.Errorf("no row %q in:\n%s", want, calls)
+		}
+	}
+	if r := rows["Focus SetStatus"]; r != nil && r[0] != 1 {
+		t.Errorf("Focus marks its task active %.1f times per iteration, want 1", r[0])
+	}
+	if all, walk := rows["Focus **all calls**"], rows["Focus NeighbourhoodShape"]; all != nil && walk != nil && (all[1] < walk[1] || all[0] <= walk[0]) {
+		t.Errorf("Focus's sum %v is below its walk's %v", all, walk)
 	}
 }

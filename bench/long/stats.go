@@ -31,6 +31,7 @@ type point struct {
 	observed int    // evidence items after the last iteration
 	tols     []tolRow
 	ingests  []time.Duration // research Ingest calls (-ingest)
+	calls    string          // the store calls of the timed iterations (-calls)
 }
 
 // stat is the median and p90 of one step (or the total, step "total").
