@@ -75,6 +75,9 @@ type Store struct {
 	// swept counts, per session and dimension, the labelling calls since
 	// this process last swept all of the session's evidence (labelQuery).
 	swept sync.Map
+	// share estimates, per session and dimension, the session's items in
+	// the vector index (startK).
+	share sync.Map
 }
 
 var _ graph.Store = (*Store)(nil)
@@ -170,6 +173,9 @@ var schema = []string{
 	"CREATE INDEX lethe_evidence_hash IF NOT EXISTS FOR (e:Evidence) ON (e.content_hash)",
 	"CREATE INDEX lethe_evidence_session_iter IF NOT EXISTS FOR (e:Evidence) ON (e.session_id, e.created_iter)", // EvidenceSince
 	"CREATE INDEX lethe_evidence_session_source IF NOT EXISTS FOR (e:Evidence) ON (e.session_id, e.source_url)", // FetchedSources
+	// labelQuery: a session's pending nodes, not every session's (the
+	// pending nodes of sessions that never query similarity stay marked).
+	"CREATE INDEX lethe_vec_pending_session IF NOT EXISTS FOR (e:LetheVecPending) ON (e.session_id)",
 }
 
 func (s *Store) setupSchema(ctx context.Context) error {
