@@ -14,10 +14,11 @@ import (
 
 // TestNearestBesideACrowd: sessions of near-identical content share one
 // vector index, so a small session's nearest items sit among thousands of
-// other sessions'. A session under 1/64 of the index scans, and must
-// answer exactly what a scan of its own items answers; one over it starts
-// the index at k = 64/share (firstK), and must answer only its own items
-// with the index's recall (docs/similarity-index.md, "Exactness").
+// other sessions'. A call that labels the session scans, and must answer
+// exactly what a scan of the session's own items answers; so must
+// NearestCosine for a session under 1/64 of the index (firstK). The index
+// path must answer only the session's own items, with the index's recall
+// (docs/similarity-index.md, "Exactness").
 func TestNearestBesideACrowd(t *testing.T) {
 	s := open(t, serverConfig(t))
 	ctx := t.Context()
@@ -72,23 +73,22 @@ func TestNearestBesideACrowd(t *testing.T) {
 				if len(want) == 0 {
 					t.Fatalf("%s query %d has no neighbour over 0.9: the test compares nothing", c.name, i)
 				}
-				checkNearest(t, fmt.Sprintf("%s pass %d query %d", c.name, pass, i), neighbourIDs(got[i]), want, cos[i], best, c.name == "small" || pass == 0)
+				what := fmt.Sprintf("%s pass %d query %d", c.name, pass, i)
+				checkNeighbours(t, what, neighbourIDs(got[i]), want, pass == 0)
+				checkCosine(t, what, cos[i], best, pass == 0 || c.name == "small")
 			}
 		}
 	}
 }
 
-// checkNearest compares one query's answer with the exact one: equal on
-// the scan path; on the index path a subset with recall of at least 0.9
-// and a nearest cosine no higher than the exact one, over the threshold.
-func checkNearest(t *testing.T, what string, got, want []string, cos, best float64, exact bool) {
+// checkNeighbours compares one query's neighbours with the exact ones:
+// equal when the call scanned (its first, which labels the session); from
+// the index, a subset with recall of at least 0.9.
+func checkNeighbours(t *testing.T, what string, got, want []string, scan bool) {
 	t.Helper()
-	if exact {
+	if scan {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s (scan): %d neighbours, want %d", what, len(got), len(want))
-		}
-		if math.Abs(cos-best) > 1e-9 {
-			t.Errorf("%s (scan): nearest cosine %v, want %v", what, cos, best)
 		}
 		return
 	}
@@ -103,7 +103,17 @@ func checkNearest(t *testing.T, what string, got, want []string, cos, best float
 	if float64(hit) < 0.9*float64(len(want)) {
 		t.Errorf("%s (index): recall %d of %d", what, hit, len(want))
 	}
-	if cos > best+1e-9 || cos < 0.9 {
+}
+
+// checkCosine compares a nearest cosine with the exact one: equal when
+// the call scanned (the first, or a share under 1/64); from the index, no
+// higher and over the threshold.
+func checkCosine(t *testing.T, what string, cos, best float64, scan bool) {
+	t.Helper()
+	if scan && math.Abs(cos-best) > 1e-9 {
+		t.Errorf("%s (scan): nearest cosine %v, want %v", what, cos, best)
+	}
+	if !scan && (cos > best+1e-9 || cos < 0.9) {
 		t.Errorf("%s (index): nearest cosine %v, exact %v", what, cos, best)
 	}
 }
@@ -179,4 +189,41 @@ func neighbourIDs(ns []graph.Neighbor) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestNearestWithAZeroEmbedding: an item whose embedding is all zeros (an
+// embedder's answer for nothing) gets no index label and no neighbours,
+// and the scans, which compare in the server, still answer for the rest.
+func TestNearestWithAZeroEmbedding(t *testing.T) {
+	s := open(t, serverConfig(t))
+	ctx := t.Context()
+	sid := fmt.Sprintf("zero-emb-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
+	rng := rand.New(rand.NewPCG(3, 5))
+	base := clusterUnit(rng, 24, nil, 0)
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: toF32(base)}, graph.Task{Embedding: toF32(base)}); err != nil {
+		t.Fatal(err)
+	}
+	evs := []graph.Evidence{{Content: "zero", SourceURL: "https://example.org/z", Kind: graph.KindHTML, Strength: 0.5, Embedding: make([]float32, 24)}}
+	for i := range 5 {
+		evs = append(evs, graph.Evidence{Content: fmt.Sprintf("near %d", i), SourceURL: "https://example.org/n", Kind: graph.KindHTML, Strength: 0.5,
+			Embedding: toF32(clusterUnit(rng, 24, base, 0.02))})
+	}
+	if _, err := s.AddEvidence(ctx, sid, "page", graph.RootShortID, evs); err != nil {
+		t.Fatal(err)
+	}
+	q := [][]float32{toF32(base)}
+	for pass := range 2 {
+		got, err := s.NearestEvidence(ctx, sid, q, 0.9)
+		if err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+		if len(got[0]) != 5 {
+			t.Errorf("pass %d: %d neighbours, want the 5 near items", pass, len(got[0]))
+		}
+		cos, err := s.NearestCosine(ctx, sid, q)
+		if err != nil || cos[0] < 0.9 {
+			t.Fatalf("pass %d: nearest cosine %v, %v", pass, cos, err)
+		}
+	}
 }

@@ -187,22 +187,19 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	// never queried), this call scans exactly instead.
 	scan := labelled > int64(len(queries))
 	err = s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		k0, err := s.startK(ctx, tx, sessionID, dim, labelled)
-		if err != nil {
-			return err
-		}
-		if scan || k0 == 0 {
+		if scan {
+			var err error
 			out, err = s.scanAll(ctx, tx, sessionID, dim, queries, threshold)
 			return err
 		}
-		for i, q := range queries {
-			res, err := s.nearestOne(ctx, tx, sessionID, dim, q, threshold, k0)
-			if err != nil {
-				return err
-			}
-			out[i] = res
-		}
-		return nil
+		// k starts at vecFirstK whatever the session's share of the index:
+		// a threshold query stops at the first item under the threshold,
+		// so what it needs is the number of items over it in all sessions,
+		// a page or two of near-duplicates, not the share (startK, which
+		// NearestCosine uses, would scan at once where 64 suffice).
+		var err error
+		out, err = s.nearestAll(ctx, tx, sessionID, dim, queries, threshold)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -210,51 +207,89 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	return out, nil
 }
 
-// nearestOne asks the index for one query's neighbours, from k = k0 on.
-func (s *Store) nearestOne(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, q []float32, threshold float64, k0 int) ([]graph.Neighbor, error) {
-	uq := graph.UnitVector(q)
-	if uq == nil || len(q) != dim {
-		return nil, nil
-	}
+// nearestAll asks the index for the neighbours of all the queries at
+// once: one statement per round, k widened (from vecFirstK) for the
+// queries whose k results were all over the threshold, and an exact scan
+// for those still open past vecMaxK. It used to be a statement per query
+// and round: a sync's call holds ten or so queries.
+func (s *Store) nearestAll(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
+	out := make([][]graph.Neighbor, len(queries))
 	minScore := (1 + threshold - vecSlack) / 2 // index score = (1 + cosine) / 2
-	qv := make([]any, len(q))
-	for i, x := range q {
-		qv[i] = float64(x)
-	}
-	var cands map[string][]float32
-	for k := k0; ; k *= vecGrowK {
-		if k > vecMaxK {
-			return s.scanOne(ctx, tx, sessionID, dim, uq, threshold)
+	var open []int                             // queries still widening
+	for i, q := range queries {
+		if graph.UnitVector(q) != nil && len(q) == dim {
+			open = append(open, i)
 		}
-		cands = map[string][]float32{}
-		n, below := 0, false
-		err := each(ctx, tx, `CALL db.index.vector.queryNodes($idx, $k, $q) YIELD node, score
-RETURN node.id, score, CASE WHEN node.session_id = $sid AND score >= $min THEN node.embedding END`,
-			map[string]any{"idx": vecIndex(dim), "k": int64(k), "q": qv, "sid": sessionID, "min": minScore},
-			func(r *driver.Record) error {
-				n++
-				id, _ := r.Values[0].(string)
-				score, _ := r.Values[1].(float64)
-				if score < minScore {
-					below = true
-				}
-				if r.Values[2] != nil {
-					emb, err := asF32(r.Values[2])
-					if err != nil {
-						return fmt.Errorf("evidence %q: %w", id, err)
-					}
-					cands[id] = emb
-				}
-				return nil
-			})
+	}
+	for k := vecFirstK; len(open) > 0; k *= vecGrowK {
+		if k > vecMaxK {
+			sub := make([][]float32, len(open))
+			for j, i := range open {
+				sub[j] = queries[i]
+			}
+			res, err := s.scanAll(ctx, tx, sessionID, dim, sub, threshold)
+			for j, i := range open {
+				out[i] = res[j]
+			}
+			return out, err
+		}
+		r, err := s.indexRound(ctx, tx, sessionID, dim, queries, open, k, minScore)
 		if err != nil {
 			return nil, err
 		}
-		if below || n < k {
-			break
+		var next []int
+		for j, i := range open {
+			if !r.below[j] && r.n[j] >= k {
+				next = append(next, i)
+				continue
+			}
+			out[i] = exactNeighbors(r.cands[j], graph.UnitVector(queries[i]), threshold)
 		}
+		open = next
 	}
-	return exactNeighbors(cands, uq, threshold), nil
+	return out, nil
+}
+
+// round is one index statement's answer per query: the rows, whether one
+// was under the threshold, and the session's candidates over it.
+type round struct {
+	n     []int
+	below []bool
+	cands []map[string][]float32
+}
+
+func (s *Store) indexRound(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, queries [][]float32, open []int, k int, minScore float64) (round, error) {
+	r := round{n: make([]int, len(open)), below: make([]bool, len(open)), cands: make([]map[string][]float32, len(open))}
+	qs := make([]any, len(open))
+	for j, i := range open {
+		qs[j] = f32Any(queries[i])
+		r.cands[j] = map[string][]float32{}
+	}
+	err := each(ctx, tx, `UNWIND range(0, size($qs) - 1) AS i
+CALL db.index.vector.queryNodes($idx, $k, $qs[i]) YIELD node, score
+RETURN i, node.id, score, CASE WHEN node.session_id = $sid AND score >= $min THEN node.embedding END`,
+		map[string]any{"idx": vecIndex(dim), "k": int64(k), "qs": qs, "sid": sessionID, "min": minScore},
+		func(rec *driver.Record) error {
+			j64, _ := rec.Values[0].(int64)
+			j := int(j64)
+			if j < 0 || j >= len(open) {
+				return fmt.Errorf("vector query index %d out of range", j)
+			}
+			r.n[j]++
+			id, _ := rec.Values[1].(string)
+			if score, _ := rec.Values[2].(float64); score < minScore {
+				r.below[j] = true
+			}
+			if rec.Values[3] != nil {
+				emb, err := asF32(rec.Values[3])
+				if err != nil {
+					return fmt.Errorf("evidence %q: %w", id, err)
+				}
+				r.cands[j][id] = emb
+			}
+			return nil
+		})
+	return r, err
 }
 
 // NearestCosine labels the session's evidence not yet indexed, as
@@ -352,6 +387,13 @@ const pendingLabel = "LetheVecPending"
 // calls, and its cost (a read of every evidence node) is spread thin.
 const sweepEvery = 64
 
+// nonZero keeps a zero embedding out of the index's label and out of the
+// scans (which also meet nodes an older binary labelled): the index skips
+// it, and vector.similarity.cosine fails the whole statement on it ("not
+// a valid vector"). Exact comparison gives a zero vector no neighbour
+// either (graph.UnitVector).
+const nonZero = "any(x IN e.embedding WHERE x <> 0.0)"
+
 // labelQuery is the labelling statement of one call for the session and
 // dimension, returning ret, and done, to call once it committed. The
 // first call of this process for them, and every sweepEvery-th after,
@@ -365,12 +407,12 @@ func (s *Store) labelQuery(sessionID string, dim int, ret string) (string, func(
 	calls := v.(*atomic.Int64)
 	if n := calls.Load(); n > 0 && n < sweepEvery {
 		return fmt.Sprintf(`MATCH (e:%s {session_id: $sid}) REMOVE e:%s
-WITH e WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim
-SET e:%s RETURN %s`, pendingLabel, pendingLabel, label, label, ret), func() { calls.Add(1) }
+WITH e WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
+SET e:%s RETURN %s`, pendingLabel, pendingLabel, label, nonZero, label, ret), func() { calls.Add(1) }
 	}
 	return fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
-WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim
-SET e:%s REMOVE e:%s RETURN %s`, label, label, pendingLabel, ret), func() { calls.Store(1) }
+WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
+SET e:%s REMOVE e:%s RETURN %s`, label, nonZero, label, pendingLabel, ret), func() { calls.Store(1) }
 }
 
 // nearestMax is the largest exact cosine (floored at 0) among the index's
@@ -409,9 +451,9 @@ RETURN node.id, CASE WHEN node.session_id = $sid THEN node.embedding END`,
 // indexed items, ranked in the server, compared exactly here.
 func (s *Store) scanTop(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, uq []float64) (float64, error) {
 	cands := map[string][]float32{}
-	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s
+	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s AND %s
 WITH e, vector.similarity.cosine(e.embedding, $q) AS score ORDER BY score DESC LIMIT $top
-RETURN e.id, e.embedding`, vecLabel(dim))
+RETURN e.id, e.embedding`, vecLabel(dim), nonZero)
 	err := each(ctx, tx, q, map[string]any{"sid": sessionID, "q": anyFloats(uq), "top": int64(vecTop)},
 		func(r *driver.Record) error {
 			id, emb, err := idEmbedding(r)
@@ -445,10 +487,10 @@ func (s *Store) scanAll(ctx context.Context, tx driver.ManagedTransaction, sessi
 	for i := range cands {
 		cands[i] = map[string][]float32{}
 	}
-	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s
+	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s AND %s
 WITH e.id AS id, e.embedding AS emb UNWIND range(0, size($qs) - 1) AS i
 WITH i, id, emb WHERE vector.similarity.cosine(emb, $qs[i]) >= $min
-RETURN i, id, emb`, vecLabel(dim))
+RETURN i, id, emb`, vecLabel(dim), nonZero)
 	err := each(ctx, tx, q, map[string]any{"sid": sessionID, "qs": qs, "min": (1 + threshold - vecSlack) / 2},
 		func(r *driver.Record) error {
 			i, _ := r.Values[0].(int64)
@@ -497,18 +539,26 @@ func (s *Store) startK(ctx context.Context, tx driver.ManagedTransaction, sessio
 	return firstK(total, sh.mine.Load()), nil
 }
 
-// firstK is where a session's vector queries start. The index answers
-// with the k nearest items of every session, so a session holding a share
-// f of the index finds about f·k of its own among them: with sessions of
-// near-identical content (an evaluation asking one question many times,
-// or the benchmark's sessions of one seed) a small session's queries used
-// to widen k from vecFirstK through vecMaxK and then scan. k starts at
+// firstK is where a session's nearest-item queries (NearestCosine) start.
+// The index answers with the k nearest items of every session, so a
+// session holding a share f of the index finds about f·k of its own among
+// them: beside sessions of other content, a small session's query used to
+// widen k from vecFirstK through vecMaxK and then scan. k starts at
 // vecFirstK/f, and a share under vecFirstK/vecMaxK (1/64) scans at once.
 func firstK(total, mine int64) int {
 	if mine <= 0 || total <= 0 || mine*vecMaxK < vecFirstK*total {
 		return 0
 	}
 	return int(max((vecFirstK*total+mine-1)/mine, vecFirstK))
+}
+
+// f32Any is an embedding as a Cypher list parameter.
+func f32Any(v []float32) []any {
+	out := make([]any, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
 }
 
 // anyFloats is a vector as a Cypher list parameter.
@@ -531,28 +581,6 @@ func topCosine(ns []graph.Neighbor) float64 {
 		return 0
 	}
 	return ns[0].Cosine
-}
-
-// scanOne is the exact fallback: every indexed item of the session, found
-// through the session's evidence index and compared in the server, which
-// returns only those within vecSlack of the threshold for the exact
-// comparison here. Matching the vector label with the session id instead
-// scanned every session's indexed nodes: 130 to 270 ms for an empty
-// session beside two sessions of 100k items (docs/similarity-index.md).
-func (s *Store) scanOne(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, uq []float64, threshold float64) ([]graph.Neighbor, error) {
-	cands := map[string][]float32{}
-	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s AND vector.similarity.cosine(e.embedding, $q) >= $min
-RETURN e.id, e.embedding`, vecLabel(dim))
-	err := each(ctx, tx, q, map[string]any{"sid": sessionID, "q": anyFloats(uq), "min": (1 + threshold - vecSlack) / 2},
-		func(r *driver.Record) error {
-			id, emb, err := idEmbedding(r)
-			cands[id] = emb
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	return exactNeighbors(cands, uq, threshold), nil
 }
 
 // idEmbedding decodes a row of (evidence id, embedding).
