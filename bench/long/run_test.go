@@ -145,17 +145,7 @@ func TestRunSmall(t *testing.T) {
 		backends += ",neo4j"
 	}
 	out := t.TempDir()
-	o, err := parseFlags([]string{"-sizes", "40,200", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", backends, "-out", out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "long.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	md := runLong(t, out, "-sizes", "40,200", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", backends)
 	for _, be := range strings.Split(backends, ",") {
 		// 201 as without the Ingest calls: they store nothing new.
 		for _, want := range []string{"| " + be + " | 40 | 22 |", "| " + be + " | 201 | 30 |", "| " + be + " | 40 | 200 | 5.0 |"} {
@@ -190,6 +180,23 @@ func TestRunSmall(t *testing.T) {
 	}
 }
 
+// runLong runs the command with args and -out out, and returns its long.md.
+func runLong(t *testing.T, out string, args ...string) []byte {
+	t.Helper()
+	o, err := parseFlags(append(args, "-out", out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "long.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md
+}
+
 func TestParseFlags(t *testing.T) {
 	for _, bad := range [][]string{{"-sizes", "10,5"}, {"-sizes", "x"}, {"-backends", "sqlite"}, {"-iters", "0"}} {
 		if _, err := parseFlags(bad); err == nil {
@@ -202,18 +209,7 @@ func TestParseFlags(t *testing.T) {
 // step: the focus step's walk and the ready set's read show, each with
 // its calls per iteration, and a step's sum is at least its largest call.
 func TestRunCalls(t *testing.T) {
-	out := t.TempDir()
-	o, err := parseFlags([]string{"-sizes", "60", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", "embedded", "-ingest", "0", "-calls", "-out", out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "long.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	md := runLong(t, t.TempDir(), "-sizes", "60", "-iters", "2", "-warmup", "0", "-dim", "32", "-backends", "embedded", "-ingest", "0", "-calls")
 	_, calls, ok := strings.Cut(string(md), "Store calls per iteration, embedded at 60 (mean of 2 iterations")
 	if !ok {
 		t.Fatalf("long.md has no call table:\n%s", md)
