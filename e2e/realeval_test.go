@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/eval/questions"
@@ -75,7 +76,9 @@ func TestRealModelEvaluation(t *testing.T) {
 		"research.batch_size": "1", "research.max_pages": "2", "research.max_time": "60s",
 		"assembly.leaf_evidence": "8", "assembly.leaf_evidence_chars": "400", "assembly.done_evidence": "3",
 		"budget.max_iterations": strconv.Itoa(iters), "budget.max_wall_clock": "4m",
-		"eval.answer_tokens": "384", "eval.top_k": "5", "eval.loop_k": "2", "eval.chunk_chars": "800",
+		// The convergence gate may not exceed the budget (config validation).
+		"budget.min_iterations": strconv.Itoa(min(iters, config.Defaults().Budget.MinIterations)),
+		"eval.answer_tokens":    "384", "eval.top_k": "5", "eval.loop_k": "2", "eval.chunk_chars": "800",
 		"graph.path": filepath.Join(dir, "graph.db"), "eval.out_dir": realEnv("LETHE_TEST_EVAL_OUT", filepath.Join(dir, "eval")),
 		"temporal.task_queue": queue, "temporal.search_attributes": "true",
 	}
