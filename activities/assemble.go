@@ -79,6 +79,9 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	}
 	c := collector{a: a, cfg: orDefault(in.Assembly, config.Defaults().Assembly), session: in.SessionID, sources: map[string]int{}}
 	walk := preorder(outline)
+	if out.RootDone && per[graph.RootShortID] == 0 {
+		walk = withoutRoot(walk)
+	}
 	if err := c.sections(ctx, sectionTasks(walk, per, false)); err != nil {
 		return CollectResult{}, err
 	}
@@ -113,6 +116,20 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 		}
 	}
 	return out, putBlob(ctx, a.Store, in.SessionID, sectionsKey, doc)
+}
+
+// withoutRoot is the walk less its root. A DONE root with no evidence of
+// its own has the answer as its whole section, and that answer closes
+// the report as its summary (workflows' rootParts): listing it as a
+// section too would print it twice. Its children's places are unchanged.
+func withoutRoot(walk []walkNode) []walkNode {
+	out := make([]walkNode, 0, len(walk))
+	for _, n := range walk {
+		if n.ShortID != graph.RootShortID {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // walkNode is one task of the depth-first walk from the root.

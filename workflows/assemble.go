@@ -31,12 +31,12 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 	cited := map[int]bool{}
 	switch {
 	case col.RootDone && strings.TrimSpace(col.RootResult) != "":
-		// The LLM composed the answer during the loop; CollectSections has
-		// checked its citations like a composed part's.
-		body = append(body, col.RootResult)
-		res.RemovedCitations += col.RootRemoved
-		for _, n := range col.RootCited {
-			cited[n] = true
+		for _, part := range s.rootParts(ctx, col) {
+			body = append(body, part.Markdown)
+			res.RemovedCitations += part.RemovedCitations
+			for _, n := range part.Cited {
+				cited[n] = true
+			}
 		}
 	case len(col.Sections) == 0:
 		body = append(body, "No findings were recorded before the session stopped.")

@@ -14,6 +14,10 @@ import (
 // evidence sentences), then a Summarize call (docs/citations.md).
 const changeSynthesis = "synthesis-report"
 
+// changeRootSections composes the sections of a session that ended by root
+// DONE too, the root's answer as the summary (rootParts).
+const changeRootSections = "root-sections"
+
 // synthesize is the outline, the sections in prose and the summary. A
 // section the model cannot write is extractive (composeGroups); the
 // summary is left out when its call fails or the report is extractive.
@@ -53,6 +57,36 @@ func (s *session) synthesize(ctx workflow.Context, col contract.CollectResult) (
 		out = append(out, sum)
 	}
 	return out, ""
+}
+
+// rootParts is the report of a session that ended by root DONE. The model
+// wrote its answer during the loop, and CollectSections has checked that
+// answer's citations like a composed part's. Since changeRootSections the
+// answer closes a synthesis like the composed path's (outline, one prose
+// section per task) as its summary, in place of a Summarize call: a small
+// model's root answer is a sentence or two, and the research behind it
+// was missing from the report. Composition that fails leaves the answer
+// alone, as before the change: the session has its answer, and a failing
+// section must not turn root_done into compose_failed.
+func (s *session) rootParts(ctx workflow.Context, col contract.CollectResult) []contract.ComposeResult {
+	answer := contract.ComposeResult{Markdown: col.RootResult, Cited: col.RootCited, RemovedCitations: col.RootRemoved}
+	if len(col.Sections) == 0 || !s.cfg.Assembly.Synthesis ||
+		workflow.GetVersion(ctx, changeRootSections, workflow.DefaultVersion, 1) < 1 {
+		return []contract.ComposeResult{answer}
+	}
+	groups := make([][]int, len(col.Sections))
+	tokens := make([]int, len(col.Sections))
+	for i, sec := range col.Sections {
+		groups[i], tokens[i] = []int{i}, sec.Tokens
+	}
+	parts, failure := s.composeGroups(ctx, groups, tokens, true)
+	if failure != "" {
+		s.log.Warn("root DONE: sections not composed; the report is the root's answer", "error", failure)
+		return []contract.ComposeResult{answer}
+	}
+	answer.Markdown = "## Summary\n\n" + answer.Markdown
+	out := append([]contract.ComposeResult{{Markdown: outline(col.Sections)}}, parts...)
+	return append(out, answer)
 }
 
 // outline is the report's first section: its sections' titles, in order.

@@ -1,12 +1,16 @@
 package workflows_test
 
 import (
+	"bytes"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
+	"github.com/lethe-research/lethe/workflows"
 )
 
 // The report as a synthesis: an outline of the sections, each section a
@@ -56,5 +60,81 @@ func TestSynthesisReport(t *testing.T) {
 	}
 	if !strings.Contains(rep, "finds a clear mechanism [unverified].") {
 		t.Errorf("the rejected sentence is not marked:\n%s", rep)
+	}
+}
+
+// rootSectionRules make the battery_root_done session's sections prose
+// that cites the first fact's source, and a judge that supports every
+// pair by quoting its source: the root-shortcut report as a synthesis.
+func rootSectionRules(s llmtest.Script) llmtest.Script {
+	section := llmtest.Rule{
+		Name:   "section",
+		Match:  []string{`the section "(?P<title>[^"]{10,40})`, `(?m)^Facts:\n\[(?P<n>\d+)\] `},
+		Expand: true,
+		Reply:  "The research on ${title} finds a clear mechanism [${n}].",
+	}
+	summary := llmtest.Rule{Name: "summary", Match: []string{`^Summarize this report`}, Reply: "A summary nobody asked for [1]."}
+	s.Rules = append([]llmtest.Rule{summary, section}, s.Rules...)
+	return s
+}
+
+// A session that ends by root DONE gets the composed report too: the
+// outline, its sections in prose, and the root's answer as the summary,
+// in place of a Summarize call; every citation verified.
+func TestRootDoneComposesSections(t *testing.T) {
+	r := runSession(t, rootSectionRules(lethetest.Script(t, "battery_root_done")), nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.StopReason != workflows.StopRootDone {
+		t.Fatalf("stop %q", r.res.StopReason)
+	}
+	used := rulesUsed(r.llm)
+	if used["section"] == 0 || used["summary"] != 0 || used["judge"] == 0 {
+		t.Fatalf("rules used %v\n%s", used, r.res.Report)
+	}
+	rep := r.res.Report
+	order := []string{"## Outline\n\n1. Find how", "\n2. Find how", "\n## Find how", "finds a clear mechanism [",
+		"\n## Summary\n\nSolid-state batteries fail mainly by lithium dendrites", "## Sources", "_Citations verified:"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(rep[at:], want)
+		if i < 0 {
+			t.Fatalf("report lacks %q after byte %d:\n%s", want, at, rep)
+		}
+		at += i + len(want)
+	}
+	if strings.Contains(rep, "nobody asked for") {
+		t.Errorf("a Summarize call wrote the summary:\n%s", rep)
+	}
+}
+
+// Sections the model cannot write (down past the tolerance for every
+// section call) leave the root's answer alone, as before the sections
+// existed: the stop stays root_done, and nothing says compose_failed.
+func TestRootDoneSectionsFailKeepTheAnswer(t *testing.T) {
+	s := rootSectionRules(lethetest.Script(t, "battery_root_done"))
+	sectionCall := regexp.MustCompile(`the section \\"`)
+	r := runFaultyScript(t, s, map[string]string{"llm.outage_tolerance": "3m"}, func(_ int, req *http.Request) bool {
+		if !isChat(req) {
+			return false
+		}
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			return true
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		return sectionCall.Match(b)
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.StopReason != workflows.StopRootDone || r.res.Error != "" {
+		t.Fatalf("stop %q, error %q", r.res.StopReason, r.res.Error)
+	}
+	rep := r.res.Report
+	if strings.Contains(rep, "## Outline") || strings.Contains(rep, "## Summary") || strings.Contains(rep, "extractive") ||
+		!strings.Contains(rep, "Solid-state batteries fail mainly by lithium dendrites") {
+		t.Fatalf("the report is not the root's answer alone:\n%s", rep)
 	}
 }

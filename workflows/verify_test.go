@@ -121,7 +121,9 @@ func TestVerifyUnreadableAnswerLeavesCitations(t *testing.T) {
 
 // The root-shortcut path (root DONE with a result that cites) goes through
 // the same check: the root's result cites [1] for a claim the judge
-// rejects.
+// rejects. Without synthesis the report is that result alone, so the
+// judge sees exactly its two pairs (TestRootDoneComposesSections has the
+// composed root-shortcut report).
 func TestVerifyRootShortcut(t *testing.T) {
 	s := lethetest.Script(t, "battery_root_done")
 	for i, r := range s.Rules {
@@ -134,7 +136,7 @@ func TestVerifyRootShortcut(t *testing.T) {
 		Name: "judge", Match: []string{`^Check these citations`, quoteOf(0, "q0"), `Item 1\n`}, Expand: true,
 		Reply: `{"verdicts":[{"i":0,"supported":true,"quote":"${q0}"},{"i":1,"supported":false,"quote":""}]}`,
 	}}, s.Rules...)
-	r := runSession(t, s, nil)
+	r := runSession(t, s, map[string]string{"assembly.synthesis": "false"})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
