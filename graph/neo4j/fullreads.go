@@ -56,7 +56,7 @@ func (s *Store) TasksByIDs(ctx context.Context, sessionID string, shortIDs []str
 			ids = append(ids, graph.TaskID(sessionID, id))
 		}
 		var err error
-		out, err = loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid",
+		out, err = loadTasks(ctx, tx, "MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $ids AND t.session_id = $sid",
 			map[string]any{"ids": ids, "sid": sessionID})
 		return err
 	})
@@ -112,7 +112,7 @@ func (s *Store) SetResultEmbeddings(ctx context.Context, sessionID string, embs 
 		for i, id := range ids {
 			keys[i] = graph.TaskID(sessionID, id)
 		}
-		err := each(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid RETURN t.short_id, t.status",
+		err := each(ctx, tx, "MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $ids AND t.session_id = $sid RETURN t.short_id, t.status",
 			map[string]any{"ids": keys, "sid": sessionID}, func(r *driver.Record) error {
 				short, _ := r.Values[0].(string)
 				st, _ := r.Values[1].(string)
@@ -143,7 +143,7 @@ func (s *Store) EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs 
 		ids[i] = graph.TaskID(sessionID, id)
 	}
 	return s.evidenceWhere(ctx, "evidence of tasks", sessionID,
-		`MATCH (e:Evidence)-[:SUPPORTS]->(x:Task) WHERE x.id IN $ids AND e.session_id = $sid
+		`MATCH (e:Evidence)-[:SUPPORTS]->(x:Task) USING INDEX x:Task(id) WHERE x.id IN $ids AND e.session_id = $sid
 WITH DISTINCT e`, map[string]any{"ids": ids},
 		func(context.Context, driver.ManagedTransaction) error { return nil })
 }

@@ -16,13 +16,15 @@ import (
 
 // hopEdges are the edges incident to the wanted tasks ($tids) and evidence
 // ($eids), each once: an edge between two wanted nodes comes back from
-// both ends and is kept from its start node only.
-const hopEdges = `MATCH (n:Task) WHERE n.id IN $tids AND n.session_id = $sid
+// both ends and is kept from its start node only. The index hints keep
+// the planner off the session_id index, which it otherwise prefers and
+// then filters all the session's nodes by id (docs/neo4j.md).
+const hopEdges = `MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
 MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON|SUPPORTS]-(m)
 WHERE startNode(r) = n OR NOT m.id IN $tids
 RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label
 UNION ALL
-MATCH (n:Evidence) WHERE n.id IN $eids AND n.session_id = $sid
+MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
 MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
 WHERE (startNode(r) = n OR NOT m.id IN $eids) AND NOT (type(r) = 'SUPPORTS' AND m.id IN $tids)
 RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label`
@@ -45,49 +47,29 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 	tids, eids := splitIDs(sessionID, ids)
 	err := s.read(ctx, "neighbourhood", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = graph.Neighbourhood{}
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
+		if !shape {
+			if err := requireSession(ctx, tx, sessionID); err != nil {
+				return err
+			}
 		}
-		p := map[string]any{"sid": sessionID, "tids": tids, "eids": eids}
 		nt, ne := setOf(tids), setOf(eids)
-		err := each(ctx, tx, hopEdges, p, func(r *driver.Record) error {
-			e := graph.Edge{}
-			e.From, _ = r.Values[0].(string)
-			e.To, _ = r.Values[1].(string)
-			k, _ := r.Values[2].(string)
-			e.Kind = graph.EdgeKind(k)
-			if !shape || e.Kind != graph.SimilarTo {
-				e.Weight, _ = r.Values[3].(float64)
-				e.Label, _ = r.Values[4].(string)
-			}
-			out.Edges = append(out.Edges, e)
-			for _, id := range []string{e.From, e.To} {
-				if strings.HasPrefix(id, graph.TaskID(sessionID, "")) {
-					nt[id] = true
-				} else {
-					ne[id] = true
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		var err error
+		if out.Edges, err = hop(ctx, tx, sessionID, tids, eids, shape, nt, ne); err != nil {
 			return err
 		}
 		// A round whose nodes are all known skips the node queries.
-		if tids := keysOf(nt, known); len(tids) > 0 {
-			out.Tasks, err = loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.id IN $ids AND t.session_id = $sid",
+		tids, eids := keysOf(nt, known), keysOf(ne, known)
+		if shape {
+			return shapeNodes(ctx, tx, sessionID, tids, eids, len(out.Edges) > 0, &out)
+		}
+		if len(tids) > 0 {
+			out.Tasks, err = loadTasks(ctx, tx, "MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $ids AND t.session_id = $sid",
 				map[string]any{"sid": sessionID, "ids": tids})
 			if err != nil {
 				return err
 			}
 		}
-		eids := keysOf(ne, known)
-		switch {
-		case len(eids) == 0:
-			return nil
-		case shape:
-			out.Evidence, err = evidenceShapes(ctx, tx, sessionID, eids)
-		default:
+		if len(eids) > 0 {
 			out.Evidence, err = evidenceByID(ctx, tx, sessionID, eids)
 		}
 		return err
@@ -99,11 +81,83 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 	return out, nil
 }
 
+// hop reads the edges incident to the wanted tasks and evidence, and adds
+// their other endpoints to nt and ne.
+func hop(ctx context.Context, tx driver.ManagedTransaction, sessionID string, tids, eids []string, shape bool, nt, ne map[string]bool) ([]graph.Edge, error) {
+	var edges []graph.Edge
+	p := map[string]any{"sid": sessionID, "tids": tids, "eids": eids}
+	err := each(ctx, tx, hopEdges, p, func(r *driver.Record) error {
+		e := graph.Edge{}
+		e.From, _ = r.Values[0].(string)
+		e.To, _ = r.Values[1].(string)
+		k, _ := r.Values[2].(string)
+		e.Kind = graph.EdgeKind(k)
+		if !shape || e.Kind != graph.SimilarTo {
+			e.Weight, _ = r.Values[3].(float64)
+			e.Label, _ = r.Values[4].(string)
+		}
+		edges = append(edges, e)
+		for _, id := range []string{e.From, e.To} {
+			if strings.HasPrefix(id, graph.TaskID(sessionID, "")) {
+				nt[id] = true
+			} else {
+				ne[id] = true
+			}
+		}
+		return nil
+	})
+	return edges, err
+}
+
+// shapeNodes is a walk round's node read, tasks and evidence shapes in one
+// statement (each statement of a transaction is a round trip, and a push
+// makes several rounds per iteration). The session check rides on the
+// answers: an edge or a node of the session shows that it exists, and
+// only a round that read neither asks (seen: the hop found edges).
+func shapeNodes(ctx context.Context, tx driver.ManagedTransaction, sessionID string, tids, eids []string, seen bool, out *graph.Neighbourhood) error {
+	if len(tids)+len(eids) > 0 {
+		err := each(ctx, tx, shapeRows, map[string]any{"sid": sessionID, "tids": tids, "eids": eids}, func(r *driver.Record) error {
+			if r.Values[0] == nil {
+				e, err := evidenceShape(r.Values[3])
+				out.Evidence = append(out.Evidence, e)
+				return err
+			}
+			p, err := nodeProps(r.Values[0])
+			if err != nil {
+				return err
+			}
+			t, err := taskFrom(p, r.Values[1], r.Values[2])
+			if err != nil {
+				return fmt.Errorf("decode task %q: %w", p.str("id"), err)
+			}
+			out.Tasks = append(out.Tasks, t)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		graph.SortTasks(out.Tasks)
+		graph.SortEvidence(out.Evidence)
+	}
+	if seen || len(out.Tasks)+len(out.Evidence) > 0 {
+		return nil
+	}
+	return requireSession(ctx, tx, sessionID)
+}
+
+// shapeRows are the wanted tasks (as loadTasks reads them) and evidence
+// shapes (no texts, no SUPPORTS targets: those are in the hop's edges).
+const shapeRows = `MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $tids AND t.session_id = $sid
+RETURN t AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps, null AS shape
+UNION ALL
+MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $eids AND e.session_id = $sid
+RETURN null AS task, null AS parent, null AS deps, e {.id, .session_id, .embedding, .created_iter, .content_hash} AS shape`
+
 // evidenceByID loads the given evidence nodes of the session with their
 // SUPPORTS targets (the first one, without seq, first), in Evidence order.
 func evidenceByID(ctx context.Context, tx driver.ManagedTransaction, sessionID string, ids []string) ([]graph.Evidence, error) {
 	var out []graph.Evidence
-	err := each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
+	err := each(ctx, tx, `MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $ids AND e.session_id = $sid
 MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
 RETURN e, collect(t.id)`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
@@ -155,29 +209,17 @@ func keysOf(m map[string]bool, known func(string) bool) []string {
 	return out
 }
 
-// evidenceShapes is evidenceByID reduced to what a walk needs (see
-// graph.Store): no texts, and no SUPPORTS targets (they are in the hop's
-// edges), so the query matches no relationship.
-func evidenceShapes(ctx context.Context, tx driver.ManagedTransaction, sessionID string, ids []string) ([]graph.Evidence, error) {
-	var out []graph.Evidence
-	err := each(ctx, tx, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
-RETURN e {.id, .session_id, .embedding, .created_iter, .content_hash}`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
-		m, ok := r.Values[0].(map[string]any)
-		if !ok {
-			return fmt.Errorf("evidence shape is %T, not a map", r.Values[0])
-		}
-		np := props(m)
-		emb, err := np.emb("embedding")
-		if err != nil {
-			return fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
-		}
-		out = append(out, graph.Evidence{ID: np.str("id"), SessionID: np.str("session_id"), Embedding: emb,
-			CreatedIter: np.int("created_iter"), ContentHash: np.str("content_hash")})
-		return nil
-	})
-	if err != nil {
-		return nil, err
+// evidenceShape decodes an evidence shape row of shapeRows.
+func evidenceShape(v any) (graph.Evidence, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return graph.Evidence{}, fmt.Errorf("evidence shape is %T, not a map", v)
 	}
-	graph.SortEvidence(out)
-	return out, nil
+	np := props(m)
+	emb, err := np.emb("embedding")
+	if err != nil {
+		return graph.Evidence{}, fmt.Errorf("decode evidence %q: %w", np.str("id"), err)
+	}
+	return graph.Evidence{ID: np.str("id"), SessionID: np.str("session_id"), Embedding: emb,
+		CreatedIter: np.int("created_iter"), ContentHash: np.str("content_hash")}, nil
 }

@@ -419,10 +419,7 @@ SET e:%s REMOVE e:%s RETURN %s`, label, nonZero, label, pendingLabel, ret), func
 // nearest items of the session for one query, from k = k0 on (0: the
 // session's share of the index is too small, scan).
 func (s *Store) nearestMax(ctx context.Context, tx driver.ManagedTransaction, sessionID string, dim int, q []float32, uq []float64, k0 int) (float64, error) {
-	qv := make([]any, len(q))
-	for i, x := range q {
-		qv[i] = float64(x)
-	}
+	qv := f32Any(q)
 	for k := k0; k > 0 && k <= vecMaxK; k *= vecGrowK {
 		cands := map[string][]float32{}
 		n := 0
@@ -621,7 +618,7 @@ func exactNeighbors(cands map[string][]float32, uq []float64, threshold float64)
 // SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
 // found from those nodes through the evidence id constraint's index.
 func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
-	return s.similarRows(ctx, "similar edges of", sessionID, `MATCH (e:Evidence) WHERE e.id IN $ids AND e.session_id = $sid
+	return s.similarRows(ctx, "similar edges of", sessionID, `MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $ids AND e.session_id = $sid
 MATCH (e)-[r:SIMILAR_TO]-(o:Evidence)
 WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
 RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": ids})

@@ -1135,7 +1135,7 @@ func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[strin
 			return err
 		}
 		err := each(ctx, tx, `MATCH (t:Task {session_id: $sid})
-WITH t, COUNT { (t)<-[:SUPPORTS]-(:Evidence) } AS n WHERE n > 0
+WITH t, COUNT { (t)<-[:SUPPORTS]-() } AS n WHERE n > 0
 RETURN t.short_id, n`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 			id, _ := r.Values[0].(string)
 			n, _ := r.Values[1].(int64)
