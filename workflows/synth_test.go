@@ -20,12 +20,7 @@ func TestSynthesisReport(t *testing.T) {
 	s := lethetest.Script(t, "battery_no_ready")
 	// A section call answers with prose citing the first fact's source,
 	// and quotes that fact's opening to the judge; the summary cites [1].
-	section := llmtest.Rule{
-		Name:   "section",
-		Match:  []string{`the section "(?P<title>[^"]{10,40})`, `(?m)^Facts:\n\[(?P<n>\d+)\] `},
-		Expand: true,
-		Reply:  "## Heading the model added\n\n- The research on ${title} finds a clear mechanism [${n}].\n- It matters for the whole cell [${n}].",
-	}
+	section := sectionRule("## Heading the model added\n\n- The research on ${title} finds a clear mechanism [${n}].\n- It matters for the whole cell [${n}].")
 	summary := llmtest.Rule{Name: "summary", Match: []string{`^Summarize this report`}, Reply: "Both dendrites and interfaces make solid-state cells fail [1]."}
 	judge := llmtest.Rule{Name: "judge", Match: []string{`^Check these citations`}, Reply: `{"verdicts":[{"i":0,"supported":false,"quote":""}]}`}
 	s.Rules = append([]llmtest.Rule{judge, summary, section}, s.Rules...)
@@ -63,16 +58,22 @@ func TestSynthesisReport(t *testing.T) {
 	}
 }
 
+// sectionRule answers a synthesis section call with reply, which may use
+// ${title} (the section's title, cut) and ${n} (its first fact's source).
+func sectionRule(reply string) llmtest.Rule {
+	return llmtest.Rule{
+		Name:   "section",
+		Match:  []string{`the section "(?P<title>[^"]{10,40})`, `(?m)^Facts:\n\[(?P<n>\d+)\] `},
+		Expand: true,
+		Reply:  reply,
+	}
+}
+
 // rootSectionRules make the battery_root_done session's sections prose
 // that cites the first fact's source, and a judge that supports every
 // pair by quoting its source: the root-shortcut report as a synthesis.
 func rootSectionRules(s llmtest.Script) llmtest.Script {
-	section := llmtest.Rule{
-		Name:   "section",
-		Match:  []string{`the section "(?P<title>[^"]{10,40})`, `(?m)^Facts:\n\[(?P<n>\d+)\] `},
-		Expand: true,
-		Reply:  "The research on ${title} finds a clear mechanism [${n}].",
-	}
+	section := sectionRule("The research on ${title} finds a clear mechanism [${n}].")
 	summary := llmtest.Rule{Name: "summary", Match: []string{`^Summarize this report`}, Reply: "A summary nobody asked for [1]."}
 	s.Rules = append([]llmtest.Rule{summary, section}, s.Rules...)
 	return s

@@ -284,6 +284,14 @@ func startWorkers(o options, st setup, dir, hostPort, modelURL string) ([]*exec.
 	p["llm.timeout"] = (3*o.latency + time.Minute).String()
 	p["temporal.activity_timeout"] = (3*o.latency + time.Minute).String()
 	p["temporal.heartbeat_timeout"] = "30s"
+	// One report call at a time: a session's model time is the sum of its
+	// call latencies (Stats.LLMLatencyMS), which is its model wall time
+	// only when calls do not overlap. The synthesis composes its sections
+	// in parallel (for a root_done session too, since root-sections), so
+	// with it the sum would count L for each section and overhead would
+	// come out too low. Without it the sessions keep the shape of every
+	// load number in docs/scaling.md.
+	p["assembly.synthesis"] = "false"
 	for k, v := range st.params {
 		p[k] = v
 	}

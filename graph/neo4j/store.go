@@ -449,18 +449,28 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session
 
 const taskReturn = `RETURN t, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
 
+// taskRecord decodes a row of taskReturn's columns: the task node, its
+// parent's id and its dependencies' ids.
+func taskRecord(r *driver.Record) (graph.Task, error) {
+	p, err := nodeProps(r.Values[0])
+	if err != nil {
+		return graph.Task{}, err
+	}
+	t, err := taskFrom(p, r.Values[1], r.Values[2])
+	if err != nil {
+		return graph.Task{}, fmt.Errorf("decode task %q: %w", p.str("id"), err)
+	}
+	return t, nil
+}
+
 // loadTasks streams the session's tasks matched by `match` (which binds t)
 // in Tasks order.
 func loadTasks(ctx context.Context, tx driver.ManagedTransaction, match string, params map[string]any) ([]graph.Task, error) {
 	var ts []graph.Task
 	err := each(ctx, tx, match+"\n"+taskReturn, params, func(r *driver.Record) error {
-		p, err := nodeProps(r.Values[0])
+		t, err := taskRecord(r)
 		if err != nil {
 			return err
-		}
-		t, err := taskFrom(p, r.Values[1], r.Values[2])
-		if err != nil {
-			return fmt.Errorf("decode task %q: %w", p.str("id"), err)
 		}
 		ts = append(ts, t)
 		return nil
