@@ -36,15 +36,7 @@ func TestSynthesisReport(t *testing.T) {
 		t.Fatalf("rules used %v\n%s", used, r.res.Report)
 	}
 	rep := r.res.Report
-	order := []string{"## Outline\n\n1. Find how", "\n2. Find how", "\n## Find how", "\n## Find how", "finds a clear mechanism [", "\n## Summary\n\nBoth dendrites", "## Sources", "_Citations verified:"}
-	at := 0
-	for _, want := range order {
-		i := strings.Index(rep[at:], want)
-		if i < 0 {
-			t.Fatalf("report lacks %q after byte %d:\n%s", want, at, rep)
-		}
-		at += i + len(want)
-	}
+	inOrder(t, rep, "## Outline\n\n1. Find how", "\n2. Find how", "\n## Find how", "\n## Find how", "finds a clear mechanism [", "\n## Summary\n\nBoth dendrites", "## Sources", "_Citations verified:")
 	if strings.Contains(rep, "Heading the model added") || regexp.MustCompile(`(?m)^- `).MatchString(rep) {
 		t.Errorf("the model's heading or list survived:\n%s", rep)
 	}
@@ -95,16 +87,8 @@ func TestRootDoneComposesSections(t *testing.T) {
 		t.Fatalf("rules used %v\n%s", used, r.res.Report)
 	}
 	rep := r.res.Report
-	order := []string{"## Outline\n\n1. Find how", "\n2. Find how", "\n## Find how", "finds a clear mechanism [",
-		"\n## Summary\n\nSolid-state batteries fail mainly by lithium dendrites", "## Sources", "_Citations verified:"}
-	at := 0
-	for _, want := range order {
-		i := strings.Index(rep[at:], want)
-		if i < 0 {
-			t.Fatalf("report lacks %q after byte %d:\n%s", want, at, rep)
-		}
-		at += i + len(want)
-	}
+	inOrder(t, rep, "## Outline\n\n1. Find how", "\n2. Find how", "\n## Find how", "finds a clear mechanism [",
+		"\n## Summary\n\nSolid-state batteries fail mainly by lithium dendrites", "## Sources", "_Citations verified:")
 	if strings.Contains(rep, "nobody asked for") {
 		t.Errorf("a Summarize call wrote the summary:\n%s", rep)
 	}
@@ -137,5 +121,18 @@ func TestRootDoneSectionsFailKeepTheAnswer(t *testing.T) {
 	if strings.Contains(rep, "## Outline") || strings.Contains(rep, "## Summary") || strings.Contains(rep, "extractive") ||
 		!strings.Contains(rep, "Solid-state batteries fail mainly by lithium dendrites") {
 		t.Fatalf("the report is not the root's answer alone:\n%s", rep)
+	}
+}
+
+// inOrder fails unless the report holds each of wants, one after another.
+func inOrder(t *testing.T, rep string, wants ...string) {
+	t.Helper()
+	at := 0
+	for _, want := range wants {
+		i := strings.Index(rep[at:], want)
+		if i < 0 {
+			t.Fatalf("report lacks %q after byte %d:\n%s", want, at, rep)
+		}
+		at += i + len(want)
 	}
 }
