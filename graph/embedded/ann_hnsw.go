@@ -20,17 +20,24 @@ import (
 
 // hnswGraph holds unit vectors (float32 copies) and their links per layer.
 type hnswGraph struct {
-	m, efC   int
-	ml       float64
-	rng      uint64
-	vec      [][]float32
-	links    [][][]int32 // links[node][layer]
-	entry    int32
-	top      int // layer of entry
-	visited  []uint32
-	visitGen uint32
-	near     candHeap // searchLayer's scratch
-	far      candHeap
+	m, efC int
+	ml     float64
+	rng    uint64
+	vec    [][]float32
+	links  [][][]int32 // links[node][layer]
+	// held[node][layer] is what the neighbour heuristic found for a list
+	// it has shrunk (zero until the list first overflows): see relink.
+	held [][]heldLinks
+	// fullShrink makes every overflow run the heuristic over the whole
+	// list, as before held existed: the reference the test of relink
+	// compares with.
+	fullShrink bool
+	entry      int32
+	top        int // layer of entry
+	visited    []uint32
+	visitGen   uint32
+	near       candHeap // searchLayer's scratch
+	far        candHeap
 }
 
 func newHNSW(m, efC int, seed uint64) *hnswGraph {
@@ -128,6 +135,7 @@ func (h *hnswGraph) add(v []float32) {
 	lvl := h.level()
 	h.vec = append(h.vec, v)
 	h.links = append(h.links, make([][]int32, lvl+1))
+	h.held = append(h.held, make([]heldLinks, lvl+1))
 	if h.entry < 0 {
 		h.entry, h.top = n, lvl
 		return
@@ -138,9 +146,10 @@ func (h *hnswGraph) add(v []float32) {
 	}
 	for l := min(lvl, h.top); l >= 0; l-- {
 		w := h.searchLayer(v, ep, h.efC, l)
-		h.links[n][l] = h.selectLinks(w, h.m)
-		for _, nb := range h.links[n][l] {
-			h.link(nb, n, l)
+		chosen, _ := h.heuristic(sortedCands(w), h.m)
+		h.links[n][l] = candNodes(chosen)
+		for _, c := range chosen {
+			h.link(c.n, cand{n, c.d}, l)
 		}
 		ep = w
 	}
@@ -149,27 +158,46 @@ func (h *hnswGraph) add(v []float32) {
 	}
 }
 
-// link adds n to a's links on layer l, shrinking them by the heuristic
-// when they overflow.
-func (h *hnswGraph) link(a, n int32, l int) {
-	ls := append(h.links[a][l], n)
-	if len(ls) > h.maxLinks(l) {
-		cs := make([]cand, len(ls))
+// heldLinks records, for a link list the heuristic shrank, each link's
+// distance to the list's node and how many of the links (a prefix) the
+// heuristic selected; the rest filled the list from the pruned ones.
+type heldLinks struct {
+	d    []float32
+	good int
+}
+
+// link adds c (a node and its distance to a) to a's links on layer l,
+// shrinking them by the heuristic when they overflow.
+func (h *hnswGraph) link(a int32, c cand, l int) {
+	ls := h.links[a][l]
+	mx := h.maxLinks(l)
+	if len(ls) < mx {
+		h.links[a][l] = append(ls, c.n)
+		return
+	}
+	hl := &h.held[a][l]
+	var out []cand
+	var good int
+	if hl.d == nil || h.fullShrink {
+		cs := make([]cand, len(ls), len(ls)+1)
 		for i, b := range ls {
 			cs[i] = cand{b, h.dist(h.vec[a], b)}
 		}
-		ls = h.selectLinks(cs, h.maxLinks(l))
+		out, good = h.heuristic(sortedCands(append(cs, c)), mx)
+	} else {
+		out, good = h.relink(ls, *hl, c, mx)
 	}
-	h.links[a][l] = ls
+	h.links[a][l] = candNodes(out)
+	hl.d = hl.d[:0]
+	for _, o := range out {
+		hl.d = append(hl.d, o.d)
+	}
+	hl.good = good
 }
 
-// selectLinks is the neighbour heuristic (algorithm 4, keeping pruned
-// connections): nearest first, a candidate is kept when it is nearer to
-// the base than to every kept one, so that links reach out of a tight
-// cluster; the pruned fill up to m.
-func (h *hnswGraph) selectLinks(cs []cand, m int) []int32 {
-	sorted := slices.Clone(cs)
-	slices.SortFunc(sorted, func(a, b cand) int {
+// sortedCands sorts cs nearest first (ties by node: a total order).
+func sortedCands(cs []cand) []cand {
+	slices.SortFunc(cs, func(a, b cand) int {
 		if a.before(b) {
 			return -1
 		}
@@ -178,31 +206,142 @@ func (h *hnswGraph) selectLinks(cs []cand, m int) []int32 {
 		}
 		return 0
 	})
-	var kept, pruned []int32
+	return cs
+}
+
+func candNodes(cs []cand) []int32 {
+	out := make([]int32, len(cs))
+	for i, c := range cs {
+		out[i] = c.n
+	}
+	return out
+}
+
+// heuristic is the neighbour heuristic (algorithm 4, keeping pruned
+// connections) over candidates sorted nearest first: a candidate is
+// selected when it is nearer to the base than to every one selected
+// before it, so that links reach out of a tight cluster; the pruned fill
+// up to m. It returns the selected, then the pruned, and how many were
+// selected.
+func (h *hnswGraph) heuristic(sorted []cand, m int) ([]cand, int) {
+	var kept, pruned []cand
 	for _, c := range sorted {
 		if len(kept) >= m {
 			break
 		}
-		good := true
-		for _, k := range kept {
-			if h.dist(h.vec[c.n], k) < c.d {
-				good = false
-				break
-			}
-		}
-		if good {
-			kept = append(kept, c.n)
+		if h.prunes(kept, c) {
+			pruned = append(pruned, c)
 		} else {
-			pruned = append(pruned, c.n)
+			kept = append(kept, c)
 		}
 	}
+	good := len(kept)
 	for _, p := range pruned {
 		if len(kept) >= m {
 			break
 		}
 		kept = append(kept, p)
 	}
-	return kept
+	return kept, good
+}
+
+// prunes says whether a selected node is nearer to c than the base is.
+func (h *hnswGraph) prunes(selected []cand, c cand) bool {
+	for _, k := range selected {
+		if h.dist(h.vec[c.n], k.n) < c.d {
+			return true
+		}
+	}
+	return false
+}
+
+// relink is the heuristic over a full list the heuristic made (ls, with
+// what it found in hl) and one more candidate c, with the same result,
+// computing only what c can change. A link's verdict depends only on the
+// selected links nearer than it, and the link the last shrink dropped was
+// a pruned one or the farthest, which judges nothing: so every link
+// nearer than c keeps its verdict, and so does every link when c is
+// pruned. When c is selected, a link farther than c is judged again only
+// as far as its judges changed: a selected one against c alone while no
+// pruned link before it was promoted, a pruned one not at all while no
+// selected link before it was demoted, and in full otherwise. An
+// overflowing list took about (2M)²/2 distances; this takes about 2M.
+func (h *hnswGraph) relink(ls []int32, hl heldLinks, c cand, m int) ([]cand, int) {
+	var kept, pruned []cand
+	// demoted and promoted say whether a link before the one judged
+	// changed its verdict either way.
+	seen, cGood, demoted, promoted := false, false, false, false
+	judge := func(x cand, wasGood bool) {
+		switch {
+		case len(kept) >= m:
+			return // the original loop stops here; x is dropped
+		case x.n == c.n:
+			seen, cGood = true, !h.prunes(kept, x)
+			wasGood = cGood
+		case !seen || !cGood:
+			// c judges nothing after it: x keeps its verdict
+		case wasGood && !promoted:
+			if h.dist(h.vec[x.n], c.n) < x.d {
+				wasGood, demoted = false, true
+			}
+		case wasGood:
+			if h.prunes(kept, x) {
+				wasGood, demoted = false, true
+			}
+		case demoted:
+			if !h.prunes(kept, x) {
+				wasGood, promoted = true, true
+			}
+		}
+		if wasGood {
+			kept = append(kept, x)
+		} else {
+			pruned = append(pruned, x)
+		}
+	}
+	mergeHeld(ls, hl, c, judge)
+	good := len(kept)
+	for _, p := range pruned {
+		if len(kept) >= m {
+			break
+		}
+		kept = append(kept, p)
+	}
+	return kept, good
+}
+
+// mergeHeld calls fn on the links of a held list and c, nearest first,
+// with each link's verdict: the list is its selected links then its
+// pruned ones, each run sorted.
+func mergeHeld(ls []int32, hl heldLinks, c cand, fn func(x cand, wasGood bool)) {
+	at := func(k int) cand { return cand{ls[k], hl.d[k]} }
+	i, j, cDone := 0, hl.good, false
+	for {
+		var x cand
+		good, ok := false, true
+		switch {
+		case i < hl.good && (j >= len(ls) || at(i).before(at(j))):
+			x, good = at(i), true
+		case j < len(ls):
+			x = at(j)
+		default:
+			ok = false
+		}
+		if !cDone && (!ok || c.before(x)) {
+			fn(c, false)
+			cDone = true
+			continue
+		}
+		if !ok {
+			return
+		}
+		if good {
+			i++
+		} else {
+			j++
+		}
+		fn(x, good)
+	}
 }
 
 // searchLayer is algorithm 2: the ef nearest nodes to q on layer l

@@ -115,12 +115,12 @@ func (c *vecCache) trim(keep string) {
 
 // bytes estimates the memory of a session's rows and index: per row the
 // embedding, the hash and the row's slots; per index node its unit copy of
-// the embedding and about 2M links on layer 0 (the upper layers add a
-// fraction 1/M of that).
+// the embedding, about 2M links on layer 0 and their held distances (the
+// upper layers add a fraction 1/M of that).
 func (sv *sessVecs) bytes() int {
 	n := sv.rowMem
 	if a := sv.ann; a != nil {
-		n += a.g.len() * (4*a.dim + 8*a.g.m + 80)
+		n += a.g.len() * (4*a.dim + 16*a.g.m + 112)
 	}
 	return n
 }
