@@ -103,13 +103,31 @@ func (s *SearXNG) Name() string { return SearXNGProviderName }
 
 // searxResponse is the part of SearXNG's JSON answer the provider reads
 // (searx/webapp.py, format=json).
+// (number_of_results, which older instances send, is gone upstream since
+// May 2026 and never read.)
 type searxResponse struct {
-	Query           string        `json:"query"`
-	NumberOfResults float64       `json:"number_of_results"`
-	Results         []searxResult `json:"results"`
-	Suggestions     []string      `json:"suggestions"`
+	Query       string        `json:"query"`
+	Results     []searxResult `json:"results"`
+	Suggestions []string      `json:"suggestions"`
 	// Unresponsive engines are [name, reason] pairs.
 	UnresponsiveEngines [][]string `json:"unresponsive_engines"`
+}
+
+// unanswered is the error of a first page with no results on which engines
+// failed: the instance's engines, not the query, came up empty (a CAPTCHA,
+// a suspension, a timeout, no network), and the worker log and the
+// provider chain's fallback should say which. Not retryable: an engine
+// suspended or asking for a CAPTCHA stays so for minutes to hours.
+func (r *searxResponse) unanswered() error {
+	if len(r.Results) > 0 || len(r.UnresponsiveEngines) == 0 {
+		return nil
+	}
+	var failed []string
+	for _, e := range r.UnresponsiveEngines {
+		failed = append(failed, strings.Join(e, ": "))
+	}
+	return &SearchError{Provider: SearXNGProviderName, Status: http.StatusOK,
+		Msg: "no results, and engines failed: " + strings.Join(failed, "; ")}
 }
 
 type searxResult struct {
@@ -161,8 +179,9 @@ func (e *SearchError) RateLimited() bool { return e.Status == http.StatusTooMany
 // Search implements Provider: it asks result pages 1, 2, … (at most
 // Config.Pages) until it has limit hits, dropping non-http(s) URLs and
 // duplicates (by NormalizeURL) and keeping SearXNG's order. limit <= 0
-// means 10. A query without results is no error. If a later page fails,
-// the hits of the earlier pages are returned.
+// means 10. A query without results is no error unless engines failed on
+// it (unanswered). If a later page fails, the hits of the earlier pages
+// are returned.
 func (s *SearXNG) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
@@ -174,6 +193,9 @@ func (s *SearXNG) Search(ctx context.Context, query string, limit int) ([]Hit, e
 	seen := map[string]bool{}
 	for page := 1; page <= s.cfg.Pages && len(hits) < limit; page++ {
 		resp, err := s.page(ctx, query, page)
+		if err == nil {
+			err = resp.unanswered()
+		}
 		if err != nil {
 			if len(hits) > 0 && ctx.Err() == nil {
 				return hits, nil
@@ -300,7 +322,11 @@ func statusMessage(status int, body []byte) string {
 	case http.StatusForbidden:
 		return "forbidden (the instance must allow format=json: add json to search.formats in settings.yml)"
 	case http.StatusTooManyRequests:
-		return "too many requests (rate-limited by the instance's limiter)"
+		// SearXNG's limiter answers 429 both for its rate windows (four
+		// API calls an hour per address by default) and for its bot
+		// detection, which refuses an API client on its first request
+		// (it wants text/html in Accept): recorded from a real instance.
+		return "too many requests (the instance's limiter: on your own instance set server.limiter: false, or list the worker's address under botdetection pass_ip in limiter.toml)"
 	}
 	msg := collapseSpace(string(body))
 	if len(msg) > 200 {

@@ -162,12 +162,16 @@ func TestSearXNGStopsOnEmptyPage(t *testing.T) {
 	}
 }
 
-func TestSearXNGEmptyResults(t *testing.T) {
+// TestSearXNGEnginesFailed: an empty first page on which every engine
+// failed is the instance's failure, named, not an empty answer (a truly
+// empty answer is TestRecordedSearXNGAnswers' searxng-empty.json).
+func TestSearXNGEnginesFailed(t *testing.T) {
 	_, srv := newSearxFixture(t, func(*http.Request, int) (int, string, http.Header) { return 200, "empty.json", nil })
 	s := newTestSearX(t, srv.URL, nil)
 	hits, err := s.Search(context.Background(), "zxqv nonexistent term qqq", 10)
-	if err != nil || len(hits) != 0 {
-		t.Fatalf("hits %v, err %v; want none and no error", hits, err)
+	var se *SearchError
+	if len(hits) != 0 || !errors.As(err, &se) || se.Retryable || !strings.Contains(err.Error(), "google: Suspended: too many requests; duckduckgo: CAPTCHA; brave: timeout") {
+		t.Fatalf("hits %v, err %v; want none and the failed engines named", hits, err)
 	}
 }
 

@@ -69,3 +69,44 @@ func TestRecordedProviderAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordedSearXNGAnswers does the same for SearXNG, with answers of a
+// real instance (2026.8.13, upstream ef9a188cc) run on loopback: a json
+// engine reading a local file for results, that engine's server stopped
+// for unresponsive engines, json left out of search.formats for the 403,
+// and its limiter for the 429.
+func TestRecordedSearXNGAnswers(t *testing.T) {
+	cases := []struct {
+		file   string
+		status int
+		hits   int
+		errMsg string // a SearchError with this status and message
+	}{
+		{"searxng-results.json", 200, 5, ""},
+		{"searxng-empty.json", 200, 0, ""},
+		{"searxng-unresponsive-partial.json", 200, 5, ""},
+		{"searxng-unresponsive.json", 200, 0, "engines failed: local corpus: HTTP connection error"},
+		{"searxng-forbidden-403.html", 403, 0, "add json to search.formats"},
+		{"searxng-limiter-429.txt", 429, 0, "server.limiter: false"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			_, srv := serveFixture(t, "recorded", c.status, c.file, nil, "/search")
+			s := newTestSearX(t, srv.URL, func(cfg *SearXNGConfig) { cfg.Retries = 0 })
+			hits, err := s.Search(context.Background(), "solid state battery failure", 10)
+			if c.errMsg != "" {
+				var se *SearchError
+				if !errors.As(err, &se) || se.Status != c.status || !strings.Contains(err.Error(), "searxng: ") || !strings.Contains(err.Error(), c.errMsg) {
+					t.Fatalf("error %v, want a SearchError %d naming %q", err, c.status, c.errMsg)
+				}
+				return
+			}
+			if err != nil || len(hits) != c.hits {
+				t.Fatalf("%d hits, error %v; want %d and none", len(hits), err, c.hits)
+			}
+			if c.hits > 0 && (hits[0].URL != "https://example.org/batteries/solid-state-dendrite-failure" || hits[0].Snippet == "" || hits[0].Score <= 0) {
+				t.Errorf("first hit %+v", hits[0])
+			}
+		})
+	}
+}
