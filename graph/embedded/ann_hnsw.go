@@ -235,6 +235,12 @@ func (h *hnswGraph) heuristic(sorted []cand, m int) ([]cand, int) {
 			kept = append(kept, c)
 		}
 	}
+	return fill(kept, pruned, m)
+}
+
+// fill is the heuristic's answer: the selected, then the pruned up to m,
+// and how many were selected.
+func fill(kept, pruned []cand, m int) ([]cand, int) {
 	good := len(kept)
 	for _, p := range pruned {
 		if len(kept) >= m {
@@ -300,14 +306,7 @@ func (h *hnswGraph) relink(ls []int32, hl heldLinks, c cand, m int) ([]cand, int
 		}
 	}
 	mergeHeld(ls, hl, c, judge)
-	good := len(kept)
-	for _, p := range pruned {
-		if len(kept) >= m {
-			break
-		}
-		kept = append(kept, p)
-	}
-	return kept, good
+	return fill(kept, pruned, m)
 }
 
 // mergeHeld calls fn on the links of a held list and c, nearest first,
