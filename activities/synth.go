@@ -328,7 +328,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 		return ComposeResult{}, err
 	}
 	para, placed := placeCitations(Prose(text), evidence)
-	para = dropRepeats(para)
+	para = dropPromptTalk(dropRepeats(para))
 	if placed > 0 {
 		logger(ctx, in.SessionID).Info("section citations placed by their facts", "section", title, "placed", placed)
 	}
@@ -417,7 +417,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 	if placed > 0 {
 		logger(ctx, in.SessionID).Info("summary citations placed by their facts", "placed", placed)
 	}
-	res.Markdown = firstSentences(dropRepeats(para), summaryMaxSentences)
+	res.Markdown = firstSentences(dropPromptTalk(dropRepeats(para)), summaryMaxSentences)
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
 }
@@ -551,6 +551,45 @@ func dropRepeats(para string) string {
 		}
 	}
 	return strings.Join(kept, " ")
+}
+
+// promptWords are the words a small model uses when it talks about its
+// prompt instead of the subject: "These claims are supported by the
+// given facts [1] and.", "From the facts provided, we can see that:"
+// (1.5B sections, eighth evaluation run). Plurals as coverTerms folds them.
+var promptWords = map[string]bool{
+	"claim": true, "supported": true, "support": true, "given": true, "fact": true, "provided": true,
+	"report": true, "information": true, "source": true, "above": true, "mentioned": true, "stated": true,
+	"based": true, "following": true, "goal": true, "question": true, "context": true, "summary": true,
+	"answer": true, "need": true, "know": true, "thing": true, "see": true, "unverified": true,
+}
+
+// dropPromptTalk removes the sentences of a paragraph that only talk
+// about the prompt: at least two content words, every one of them a
+// promptWord, no number. Such a sentence tells the reader nothing, and its
+// citation would be judged unsupported; a sentence with one word of the
+// subject stays.
+func dropPromptTalk(para string) string {
+	pieces := sentencePieces(para)
+	kept := make([]string, 0, len(pieces))
+	for _, p := range pieces {
+		if !aboutThePrompt(profile(p)) {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+func aboutThePrompt(p coverProfile) bool {
+	if len(p.content) < 2 || len(p.numbers) > 0 {
+		return false
+	}
+	for w := range p.content {
+		if !promptWords[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // sentencePieces are a one-line paragraph's sentences as the citation

@@ -228,3 +228,27 @@ func TestDropRepeats(t *testing.T) {
 		}
 	}
 }
+
+func TestDropPromptTalk(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		// The eighth evaluation run's dr-016 section ends so.
+		{"Both packages are in the repositories [1]. These claims are supported by the given facts [1] and.",
+			"Both packages are in the repositories [1]."},
+		{"From the facts provided, we can see that. The CUPS web interface is on port 631 [1].",
+			"The CUPS web interface is on port 631 [1]."},
+		// A clause is not cut: what follows the colon belongs to the sentence.
+		{"From the facts provided, we can see that: the port is 631 [1].",
+			"From the facts provided, we can see that: the port is 631 [1]."},
+		{"To answer the goal, we need to know two things.", ""},
+		// One word of the subject, or a number, keeps a sentence.
+		{"The report states that help2man writes the page [2].", "The report states that help2man writes the page [2]."},
+		{"The facts given say 993 [1].", "The facts given say 993 [1]."},
+		{"See the facts.", ""},
+		{"See the pinning facts.", "See the pinning facts."},
+		{"No meta sentence here [1]. Another fact there [2].", "No meta sentence here [1]. Another fact there [2]."},
+	} {
+		if got := dropPromptTalk(c.in); got != c.want {
+			t.Errorf("dropPromptTalk(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
