@@ -126,13 +126,15 @@ func TestSummaryReadsGoalFacts(t *testing.T) {
 
 // TestSummaryAnswersFromPassages: with assembly.summary_passages the
 // summary call sees the root's passages for the goal whole, under
-// "Sources for the goal", in place of the facts, numbered as sources of
-// the report, and its citation of the passage stands.
+// "Sources for the goal", in place of the facts and without the report
+// (the goal last), numbered as sources of the report, and its citation of
+// the passage stands.
 func TestSummaryAnswersFromPassages(t *testing.T) {
 	script := llmtest.Script{Rules: []llmtest.Rule{
-		{Name: "answer", Match: []string{`^Summarize this report`, `(?m)^Sources for the goal:\n(?:.*\n)*?\[(?P<n>\d+)\] Port numbers of services\.\n\| imaps \| 993`}, Expand: true,
+		{Name: "answer", Match: []string{`^Sources for the goal:\n`, `(?m)^\[(?P<n>\d+)\] Port numbers of services\.\n\| imaps \| 993`, `(?m)^Goal: .*\n\nAnswer the goal now`}, Expand: true,
 			Reply: "The secure IMAP service imaps uses port 993 [${n}]."},
 		{Name: "other", Match: []string{`^Summarize this report`}, Reply: "The report covers a POP3 client [1]."},
+		{Name: "answer-other", Match: []string{`^Sources for the goal:`}, Reply: "The sources cover a POP3 client [1]."},
 	}}
 	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, script)
 	asm := config.Defaults().Assembly
@@ -154,8 +156,8 @@ func TestSummaryAnswersFromPassages(t *testing.T) {
 	}
 	reqs := model.Requests()
 	last := reqs[len(reqs)-1].User
-	if strings.Contains(last, "Facts for the goal") || !strings.Contains(last, "Roses want six hours") {
-		t.Fatalf("summary prompt: want the root's passages whole and no facts:\n%s", last)
+	if strings.Contains(last, "Facts for the goal") || strings.Contains(last, "A POP3 test needs a TLS client") || !strings.Contains(last, "Roses want six hours") {
+		t.Fatalf("summary prompt: want the root's passages whole, no facts and no report:\n%s", last)
 	}
 }
 

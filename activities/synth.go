@@ -285,6 +285,7 @@ func wordCounts(s string) map[string]int {
 const (
 	sectionReminder = "Write this section now: one paragraph of 3 to 6 sentences that answers it from these facts, each sentence ending with its source number like [1]."
 	summaryReminder = "Write the summary now: 2 to 4 sentences, keeping the source numbers like [1]."
+	answerReminder  = "Answer the goal now from these sources: 2 to 4 sentences, the answer first, each sentence ending with its source number like [1]."
 )
 
 // synthSystem is the section-writing instruction.
@@ -373,12 +374,20 @@ func factsParagraph(facts []Fact) string {
 const summarySystem = `You write the closing summary of a research report: 2 to 4 sentences that answer the goal from the report and the facts given with it.
 Use only what the report and the facts say. Keep the source numbers like [2] of the sentences you use, and names, commands, file paths and numbers exactly as they are written. No heading, no list.`
 
+// answerSystem is the summary's instruction when it answers from whole
+// passages: the question's answer, not a digest of the sections.
+const answerSystem = `You write the closing summary of a research report: 2 to 4 sentences that answer the goal from the numbered sources given.
+Say the answer in the first sentence. Use only the sources. End each sentence with the number of the source it comes from, like [2].
+Copy names, commands, package names, file paths, options and numbers exactly as the sources write them. No heading, no list.`
+
 // Summarize writes the report's closing summary from its sections and,
 // with in.Facts, the evidence sentences that best answer the goal itself
 // (from the sections' evidence and the root's nearest the goal,
 // CollectSections): a section answers its task, and the summary answers
-// the question. Its citations are checked against those sources like a
-// composed part's (one repair, then invalid ones removed). An answer that
+// the question. With in.Passages and root passages for the goal it
+// answers from those passages alone, the report not shown
+// (summaryPassagesPrompt). Its citations are checked against those
+// sources like a composed part's (one repair, then invalid ones removed). An answer that
 // is not prose (JSON, empty) gives no summary rather than a wrong one.
 func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeResult, error) {
 	var doc sectionsDoc
@@ -398,14 +407,14 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 	for n, text := range doc.goalTexts() {
 		evidence[n] += text
 	}
-	var user string
+	system, user, reminder := summarySystem, "", summaryReminder
 	if ps := GoalPassages(in.Goal, doc.Passages, in.Passages); len(ps) > 0 {
-		user = summaryPassagesPrompt(in, ps)
+		system, user, reminder = answerSystem, summaryPassagesPrompt(in.Goal, ps), answerReminder
 	} else {
 		user = summaryPrompt(in, ExtractFacts(in.Goal, evidence, FactOptions{K: in.Facts, MaxChars: 400, Follow: in.FactFollow}))
 	}
 	res := ComposeResult{}
-	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, summarySystem, user, summaryReminder, evidence, &res)
+	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, system, user, reminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
 	}
@@ -454,14 +463,20 @@ func summaryPrompt(in SummarizeInput, facts []Fact) string {
 }
 
 // summaryPassagesPrompt is the summary call's user message when it
-// answers from whole passages: the goal, the report, then the passages.
-func summaryPassagesPrompt(in SummarizeInput, ps []Passage) string {
+// answers from whole passages: the passages, then the goal, last, where a
+// small model looks (as the baselines' answer prompt has it). The report
+// is not shown: given the sections and the passages, the 1.5B model
+// summarized the sections. In the eighth local evaluation its summaries
+// of dr-018 and dr-051 restated a section's POP3 port and txt2man, while
+// the passages before them held imaps 993 and help2man, which the
+// baselines, shown passages alone, answered (docs/citations.md).
+func summaryPassagesPrompt(goal string, ps []Passage) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Summarize this report for the goal: %s\n\nReport:\n%s\n\nSources for the goal:\n", in.Goal, in.Report)
+	b.WriteString("Sources for the goal:\n\n")
 	for _, p := range ps {
-		fmt.Fprintf(&b, "[%d] %s\n", p.N, p.Text)
+		fmt.Fprintf(&b, "[%d] %s\n\n", p.N, strings.TrimSpace(p.Text))
 	}
-	b.WriteString("\n" + summaryReminder + "\n")
+	fmt.Fprintf(&b, "Goal: %s\n\n%s\n", goal, answerReminder)
 	return b.String()
 }
 
