@@ -117,6 +117,7 @@ type engines struct {
 	emb   research.Embedder
 	p     params
 	stats research.IndexStats
+	dense *denseIndex // every passage embedded (dense.go)
 }
 
 func newEngines(ctx context.Context, root, indexDir string, emb research.Embedder, p params) (*engines, error) {
@@ -132,6 +133,10 @@ func newEngines(ctx context.Context, root, indexDir string, emb research.Embedde
 	e := &engines{c: c, emb: emb, p: p, stats: st, text: map[string]research.Document{}}
 	if err := e.buildDocIndex(root); err != nil {
 		c.Close()
+		return nil, err
+	}
+	if e.dense, err = newDenseIndex(ctx, emb, e.text, p.chunkChars); err != nil {
+		e.close()
 		return nil, err
 	}
 	return e, nil
@@ -204,6 +209,9 @@ func (e *engines) all(ctx context.Context, q string) (map[string][]string, error
 	}
 	for _, p := range hy {
 		out["hybrid-5"] = append(out["hybrid-5"], p.Text)
+	}
+	if out["dense-5"], out["union-5"], err = e.denseAndUnion(ctx, q, e.p); err != nil {
+		return nil, fmt.Errorf("dense: %w", err)
 	}
 	return out, nil
 }

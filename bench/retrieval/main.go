@@ -9,7 +9,9 @@
 //   - new: the corpus provider's hybrid top-5 passages (BM25 candidates
 //     reranked by the embedding model, reciprocal rank fusion), each
 //     fetched with its neighbours, and Ingest's selection (relevance to the
-//     query first, novelty second, research.ingest_max_chars).
+//     query first, novelty second, research.ingest_max_chars);
+//   - dense-5 and union-5: two first stages the corpus search does not
+//     have, every passage embedded (dense.go).
 //
 // For each question it records the evidence recall (eval/questions
 // Evidence: the share of gold strings present in what was ingested) and
@@ -124,7 +126,7 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 		return err
 	}
 	defer eng.close()
-	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages; %d questions\n", eng.stats.Docs, eng.stats.Passages, len(qs))
+	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages (%d in the dense stage); %d questions\n", eng.stats.Docs, eng.stats.Passages, len(eng.dense.texts), len(qs))
 	if sweep {
 		return runSweep(ctx, eng, qs, p, func() error { return emb.save(cache) })
 	}
@@ -132,7 +134,7 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 		return runFacts(ctx, os.Stdout, eng, qs, p, verbose)
 	}
 	rows := map[string]*row{}
-	names := []string{"old", "bm25-5", "hybrid-5", "new-unmarked", "new", "engine"}
+	names := []string{"old", "bm25-5", "hybrid-5", "dense-5", "union-5", "new-unmarked", "new", "engine"}
 	for _, name := range names {
 		rows[name] = &row{name: name}
 	}
