@@ -23,6 +23,15 @@ import (
 	"github.com/lethe-research/lethe/research"
 )
 
+// denseWait is research.corpus_dense_wait for research.CorpusConfig,
+// where 0 means its default: a configured 0 is no wait.
+func denseWait(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 // CorpusConfig is the local corpus of the worker's config: HTML, Markdown
 // and text always; PDF when pdftotext is available; audio and video when a
 // whisper server is configured (their text is the transcript). Its passage
@@ -38,7 +47,7 @@ func CorpusConfig(cfg config.Config) research.CorpusConfig {
 		// (which Ingest applies to what it reads): two workers with different
 		// config files build the same index (docs/parameters.md).
 		IndexDir: CorpusIndexDir(cfg), Chunk: research.IngestChunkConfig(research.DefaultChunkTarget),
-		Candidates: r.CorpusCandidates, RRFK: r.CorpusRRFK, EmbedModel: cfg.Embed.Model}
+		Candidates: r.CorpusCandidates, RRFK: r.CorpusRRFK, EmbedModel: cfg.Embed.Model, Dense: r.CorpusDense, DenseMax: r.CorpusDenseMax, DenseWait: denseWait(r.CorpusDenseWait)}
 	if pdf := pdfConverter(cfg); pdf != nil {
 		cc.Extensions = append(cc.Extensions, ".pdf")
 		cc.Extractors[".pdf"] = pdf.Extractor()

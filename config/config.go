@@ -251,6 +251,9 @@ type Research struct {
 	CorpusIndexDir      string        `mapstructure:"corpus_index_dir" json:"corpus_index_dir"`
 	CorpusCandidates    int           `mapstructure:"corpus_candidates" json:"corpus_candidates"`
 	CorpusRRFK          float64       `mapstructure:"corpus_rrf_k" json:"corpus_rrf_k"`
+	CorpusDense         int           `mapstructure:"corpus_dense" json:"corpus_dense"`
+	CorpusDenseMax      int           `mapstructure:"corpus_dense_max" json:"corpus_dense_max"`
+	CorpusDenseWait     time.Duration `mapstructure:"corpus_dense_wait" json:"corpus_dense_wait"`
 	IngestLambda        float64       `mapstructure:"ingest_lambda" json:"ingest_lambda"`
 	IngestMaxChars      int           `mapstructure:"ingest_max_chars" json:"ingest_max_chars"`
 	IngestHitsInOrder   bool          `mapstructure:"ingest_hits_in_order" json:"ingest_hits_in_order"`

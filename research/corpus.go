@@ -88,6 +88,17 @@ type CorpusConfig struct {
 	Embedder Embedder
 	// EmbedModel names the embedding model in the vector cache's keys.
 	EmbedModel string
+	// Dense is how many passages nearest the query over the whole corpus
+	// the dense stage adds to BM25's candidates (dense.go); 0: no dense
+	// stage, BM25's candidates reranked.
+	Dense int
+	// DenseMax: a corpus of more passages has no dense stage. Default
+	// DefaultDenseMax.
+	DenseMax int
+	// DenseWait is how long a search waits for a dense stage being built
+	// before it searches without one. 0: DefaultDenseWait; negative: no
+	// wait.
+	DenseWait time.Duration
 }
 
 // IndexStats describes the corpus index after its last (re)build.
@@ -127,6 +138,9 @@ type Corpus struct {
 	rrfK       float64
 	embed      Embedder
 	embedModel string
+	denseN     int
+	denseMax   int
+	denseWait  time.Duration
 
 	mu        sync.Mutex
 	ix        *passageIndex
@@ -135,6 +149,14 @@ type Corpus struct {
 	fpValid   bool
 	lastCheck time.Time
 	stats     IndexStats
+
+	// The dense stage (dense.go): the stage of the index fingerprint it
+	// was built for, and the build running for denseFP.
+	dense     *denseStage
+	denseSt   DenseStatus
+	denseFP   uint64
+	denseStop context.CancelFunc
+	denseDone chan struct{}
 }
 
 // NewCorpus validates cfg and returns a corpus; the index is built lazily
@@ -198,7 +220,13 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		limits:   lim,
 		now:      time.Now,
 		indexDir: cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
-		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel,
+		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel, denseN: cfg.Dense, denseMax: cfg.DenseMax, denseWait: cfg.DenseWait,
+	}
+	if c.denseMax <= 0 {
+		c.denseMax = DefaultDenseMax
+	}
+	if c.denseWait == 0 {
+		c.denseWait = DefaultDenseWait
 	}
 	if c.chunk == (ChunkConfig{}) {
 		c.chunk = IngestChunkConfig(DefaultChunkTarget)

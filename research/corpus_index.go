@@ -115,6 +115,18 @@ func (c *Corpus) searchPassages(ctx context.Context, q string, limit int, o Sear
 		scores[i] = p.Score
 	}
 	tokens := 0
+	d := c.denseFor(ctx)
+	if d != nil && c.embed != nil && strings.TrimSpace(q) != "" {
+		qv, n, err := embedQuery(ctx, c.embed, q)
+		if err != nil {
+			return nil, nil, n, err
+		}
+		cands, scores = unionOrder(cands, d, qv, c.denseN, o.RRFK)
+		if len(cands) > limit {
+			cands, scores = cands[:limit], scores[:limit]
+		}
+		return cands, scores, n, nil
+	}
 	if c.embed != nil && len(cands) > 1 {
 		c.mu.Lock() // the cache's in-memory map and bolt writes
 		order, fused, n, err := ix.hybridOrder(ctx, c.embed, c.embedModel, q, cands, o.RRFK)
@@ -170,7 +182,15 @@ func (c *Corpus) Stats() IndexStats {
 // Close releases the index (and its lock on the slot directory).
 func (c *Corpus) Close() error {
 	c.mu.Lock()
+	done := c.denseDone
+	c.stopDenseLocked()
+	c.mu.Unlock()
+	if done != nil { // the build takes c.mu between batches: wait unlocked
+		<-done
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dense, c.denseDone = nil, nil
 	if c.ix == nil {
 		return nil
 	}
@@ -221,7 +241,7 @@ func (c *Corpus) refresh(ctx context.Context, force bool) error {
 	fp := fingerprint(files)
 	c.lastCheck = now
 	if c.fpValid && fp == c.fp {
-		return nil
+		return c.startDense()
 	}
 	extracted, changed, err := c.update(ctx, root, files)
 	if err != nil {
@@ -229,7 +249,7 @@ func (c *Corpus) refresh(ctx context.Context, force bool) error {
 	}
 	c.fp, c.fpValid = fp, true
 	c.recordStats(len(files), extracted, changed, fp, now, start)
-	return nil
+	return c.startDense()
 }
 
 // updateGroup is how many changed files are extracted and written to the

@@ -187,13 +187,9 @@ func decodeVec(b []byte) []float32 {
 // best first, their fused scores and the tokens sent to the embedder (the
 // query, and the passages the cache did not hold).
 func (p *passageIndex) hybridOrder(ctx context.Context, e Embedder, model, q string, ps []Passage, k float64) ([]int, []float64, int, error) {
-	tokens := llm.EstimateAll([]string{q})
-	qv, err := e.Embed(ctx, llm.Query, []string{q})
+	qv, tokens, err := embedQuery(ctx, e, q)
 	if err != nil {
-		return nil, nil, tokens, fmt.Errorf("research: embed corpus query: %w", err)
-	}
-	if len(qv) != 1 {
-		return nil, nil, tokens, fmt.Errorf("research: embed corpus query: %d vectors for 1 text", len(qv))
+		return nil, nil, tokens, err
 	}
 	vecs, n, err := p.passageVectors(ctx, e, model, ps)
 	tokens += n
@@ -203,7 +199,7 @@ func (p *passageIndex) hybridOrder(ctx context.Context, e Embedder, model, q str
 	cos := make([]float64, len(ps))
 	bm := make([]int, len(ps))
 	for i := range ps {
-		cos[i] = algebra.Cosine32(qv[0], vecs[i])
+		cos[i] = algebra.Cosine32(qv, vecs[i])
 		bm[i] = i // ps is in BM25 order
 	}
 	fused := FuseRRF(k, bm, RankOf(cos))
@@ -213,4 +209,17 @@ func (p *passageIndex) hybridOrder(ctx context.Context, e Embedder, model, q str
 		order[r] = i
 	}
 	return order, fused, tokens, nil
+}
+
+// embedQuery is the query's embedding and the tokens it sent.
+func embedQuery(ctx context.Context, e Embedder, q string) ([]float32, int, error) {
+	tokens := llm.EstimateAll([]string{q})
+	qv, err := e.Embed(ctx, llm.Query, []string{q})
+	if err != nil {
+		return nil, tokens, fmt.Errorf("research: embed corpus query: %w", err)
+	}
+	if len(qv) != 1 {
+		return nil, tokens, fmt.Errorf("research: embed corpus query: %d vectors for 1 text", len(qv))
+	}
+	return qv[0], tokens, nil
 }

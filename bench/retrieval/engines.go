@@ -30,6 +30,7 @@ type params struct {
 	// research.corpus_rrf_k, research.ingest_hits_in_order,
 	// research.ingest_min_trim).
 	candidates  int
+	dense       int
 	rrfK        float64
 	hitsInOrder bool
 	minTrim     int
@@ -122,12 +123,16 @@ type engines struct {
 
 func newEngines(ctx context.Context, root, indexDir string, emb research.Embedder, p params) (*engines, error) {
 	c, err := research.NewCorpus(research.CorpusConfig{Root: root, IndexDir: indexDir, Embedder: emb, EmbedModel: "bench",
-		Chunk: research.IngestChunkConfig(p.chunkChars)})
+		Chunk: research.IngestChunkConfig(p.chunkChars), Dense: p.dense})
 	if err != nil {
 		return nil, err
 	}
 	st, err := c.Refresh(ctx)
+	if err == nil {
+		err = c.AwaitDense(ctx) // the search's own dense stage (-dense), complete before the first question
+	}
 	if err != nil {
+		c.Close()
 		return nil, err
 	}
 	e := &engines{c: c, emb: emb, p: p, stats: st, text: map[string]research.Document{}}

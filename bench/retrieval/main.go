@@ -7,7 +7,8 @@
 //     highest information gain per page;
 //   - bm25-5: plain BM25 top-5 passages of the passage index;
 //   - new: the corpus provider's hybrid top-5 passages (BM25 candidates
-//     reranked by the embedding model, reciprocal rank fusion), each
+//     reranked by the embedding model, reciprocal rank fusion; with -dense,
+//     the dense stage's candidates with them), each
 //     fetched with its neighbours, and Ingest's selection (relevance to the
 //     query first, novelty second, research.ingest_max_chars);
 //   - dense-5 and union-5: two first stages the corpus search does not
@@ -67,6 +68,7 @@ func main() {
 	def := config.Defaults().Research
 	var eo params
 	flag.IntVar(&eo.candidates, "candidates", def.CorpusCandidates, "engine: BM25 candidates reranked (research.corpus_candidates)")
+	flag.IntVar(&eo.dense, "dense", def.CorpusDense, "search: passages the corpus's dense stage adds to BM25's candidates (research.corpus_dense; 0: none, BM25's candidates reranked)")
 	flag.Float64Var(&eo.rrfK, "rrf-k", def.CorpusRRFK, "engine: reciprocal rank fusion constant (research.corpus_rrf_k)")
 	flag.BoolVar(&eo.hitsInOrder, "hits-in-order", def.IngestHitsInOrder, "engine: hits first in search order (research.ingest_hits_in_order)")
 	flag.IntVar(&eo.minTrim, "min-trim", def.IngestMinTrim, "engine: cut the overflowing chunk to its best window when this many characters are left (research.ingest_min_trim; 0: drop it)")
@@ -106,7 +108,7 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	}()
 	p := params{chunkChars: def.Research.ChunkChars, perPage: def.Research.MaxChunksPerPage, embedded: def.Research.MaxChunksEmbedded,
 		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k,
-		candidates: eo.candidates, rrfK: eo.rrfK, hitsInOrder: eo.hitsInOrder, minTrim: eo.minTrim}
+		candidates: eo.candidates, dense: eo.dense, rrfK: eo.rrfK, hitsInOrder: eo.hitsInOrder, minTrim: eo.minTrim}
 	if maxChars > 0 {
 		p.maxChars = maxChars
 	}
