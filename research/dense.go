@@ -45,19 +45,19 @@ type denseStage struct {
 	vecs [][]float32
 }
 
-// nearest is the indexes of the n passages nearest qv, best first (ties:
-// index order).
-func (d *denseStage) nearest(qv []float32, n int) []int {
-	cos := make([]float64, len(d.vecs))
-	for i, v := range d.vecs {
-		cos[i] = algebra.Cosine32(qv, v)
+// Nearest returns the indexes of the n vectors nearest q by cosine, best
+// first (ties: index order).
+func Nearest(q []float32, vecs [][]float32, n int) []int {
+	cos := make([]float64, len(vecs))
+	for i, v := range vecs {
+		cos[i] = algebra.Cosine32(q, v)
 	}
 	order := make([]int, len(cos))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return cos[order[a]] > cos[order[b]] })
-	return order[:min(n, len(order))]
+	return order[:min(max(n, 0), len(order))]
 }
 
 // DefaultDenseWait is how long a search waits for a dense stage being
@@ -252,19 +252,9 @@ func (p *passageIndex) all(n int) ([]Passage, error) {
 	}
 	kind := bleve.NewTermQuery(kindPassage)
 	kind.SetField("kind")
-	req := bleve.NewSearchRequestOptions(kind, n, 0, false)
-	req.Fields = []string{"rel", "n", "start", "title", "text", "hash"}
-	req.SortBy([]string{"_id"})
-	res, err := p.idx.Search(req)
+	out, err := p.passages(kind, n, "_id")
 	if err != nil {
 		return nil, fmt.Errorf("research: corpus passages: %w", err)
-	}
-	out := make([]Passage, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		out = append(out, Passage{
-			Rel: str(h.Fields["rel"]), N: int(num(h.Fields["n"])), Start: int(num(h.Fields["start"])),
-			Title: str(h.Fields["title"]), Text: str(h.Fields["text"]), Hash: str(h.Fields["hash"]),
-		})
 	}
 	return out, nil
 }
@@ -290,7 +280,7 @@ func unionOrder(cands []Passage, d *denseStage, qv []float32, n int, k float64) 
 	for i := range dn {
 		dn[i] = -1
 	}
-	for r, i := range d.nearest(qv, n) {
+	for r, i := range Nearest(qv, d.vecs, n) {
 		if j, ok := pos[key(d.ps[i])]; ok {
 			dn[j] = r
 			continue

@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func (e *conceptEmbedder) Embed(ctx context.Context, kind llm.EmbedKind, texts [
 		words := strings.Fields(strings.ToLower(t))
 		for c, ws := range concepts {
 			for _, w := range words {
-				if contains(ws, strings.Trim(w, ".,?()")) {
+				if slices.Contains(ws, strings.Trim(w, ".,?()")) {
 					v[60+c] += 1
 					break
 				}
@@ -71,14 +72,6 @@ func (e *conceptEmbedder) documentCalls() int {
 	return e.docCalls
 }
 
-func contains(ws []string, w string) bool {
-	for _, x := range ws {
-		if x == w {
-			return true
-		}
-	}
-	return false
-}
 
 // fontCorpus is smallCorpus with a page on fonts that shares no word with
 // the question denseQuestion.
@@ -92,15 +85,7 @@ const denseQuestion = "Which typeface would be picked?"
 
 func denseCorpus(t *testing.T, root, dir string, emb Embedder, dense, max int) *Corpus {
 	t.Helper()
-	c, err := NewCorpus(CorpusConfig{Root: root, IndexDir: dir, Embedder: emb, EmbedModel: "test", Dense: dense, DenseMax: max})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := c.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return refreshedCorpus(t, CorpusConfig{Root: root, IndexDir: dir, Embedder: emb, EmbedModel: "test", Dense: dense, DenseMax: max})
 }
 
 func awaitDense(t *testing.T, c *Corpus) DenseStatus {
@@ -123,7 +108,7 @@ func TestDenseStageFindsParaphrase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := hitURLs(hits); contains(u, "corpus:///desktop/fonts.txt") {
+	if u := hitURLs(hits); slices.Contains(u, "corpus:///desktop/fonts.txt") {
 		t.Fatalf("without the dense stage BM25 found the fonts page: %v", u)
 	}
 	if st := off.DenseStatus(); st.Off == "" {
@@ -226,5 +211,25 @@ func TestDenseStageBounds(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close waits for a held build")
+	}
+}
+
+// TestNearest: by cosine, best first, ties in index order, n bounded.
+func TestNearest(t *testing.T) {
+	vecs := [][]float32{{0, 1}, {1, 0}, {2, 0}, {1, 1}, {-1, 0}}
+	cases := []struct {
+		q    []float32
+		n    int
+		want []int
+	}{
+		{[]float32{1, 0}, 3, []int{1, 2, 3}}, // 1 and 2 tie at cosine 1
+		{[]float32{0, 1}, 2, []int{0, 3}},
+		{[]float32{1, 0}, 9, []int{1, 2, 3, 0, 4}},
+		{[]float32{1, 0}, 0, []int{}},
+	}
+	for _, c := range cases {
+		if got := Nearest(c.q, vecs, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("Nearest(%v, %d) = %v, want %v", c.q, c.n, got, c.want)
+		}
 	}
 }

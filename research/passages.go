@@ -379,12 +379,21 @@ func (p *passageIndex) bm25(q string, n int) ([]Passage, error) {
 	kind.SetField("kind")
 	kind.SetBoost(0) // a filter: adds nothing to the score
 	full := bleve.NewConjunctionQuery(kind, bleve.NewDisjunctionQuery(text, title))
-	req := bleve.NewSearchRequestOptions(query.Query(full), n, 0, false)
-	req.Fields = []string{"rel", "n", "start", "title", "text", "hash"}
-	req.SortBy([]string{"-_score", "_id"}) // ties: deterministic
-	res, err := p.idx.Search(req)
+	out, err := p.passages(query.Query(full), n, "-_score", "_id") // ties: deterministic
 	if err != nil {
 		return nil, fmt.Errorf("research: corpus search: %w", err)
+	}
+	return out, nil
+}
+
+// passages runs q for at most n passages in the given order.
+func (p *passageIndex) passages(q query.Query, n int, order ...string) ([]Passage, error) {
+	req := bleve.NewSearchRequestOptions(q, n, 0, false)
+	req.Fields = []string{"rel", "n", "start", "title", "text", "hash"}
+	req.SortBy(order)
+	res, err := p.idx.Search(req)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Passage, 0, len(res.Hits))
 	for _, h := range res.Hits {

@@ -46,7 +46,14 @@ func (e *countingEmbedder) count() int {
 
 func indexedCorpus(t *testing.T, root, dir string, emb Embedder) *Corpus {
 	t.Helper()
-	c, err := NewCorpus(CorpusConfig{Root: root, IndexDir: dir, Embedder: emb, EmbedModel: "test", IndexSlots: 2})
+	return refreshedCorpus(t, CorpusConfig{Root: root, IndexDir: dir, Embedder: emb, EmbedModel: "test", IndexSlots: 2})
+}
+
+// refreshedCorpus is a corpus of cfg with its index built, closed at the
+// end of the test.
+func refreshedCorpus(t *testing.T, cfg CorpusConfig) *Corpus {
+	t.Helper()
+	c, err := NewCorpus(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

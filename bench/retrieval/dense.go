@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/research"
 )
@@ -48,21 +47,6 @@ func newDenseIndex(ctx context.Context, emb research.Embedder, docs map[string]r
 	return d, nil
 }
 
-// ranked is every passage's index, nearest the query vector first (ties:
-// corpus order).
-func (d *denseIndex) ranked(qv []float32) []int {
-	cos := make([]float64, len(d.vecs))
-	for i, v := range d.vecs {
-		cos[i] = algebra.Cosine32(qv, v)
-	}
-	order := make([]int, len(cos))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return cos[order[a]] > cos[order[b]] })
-	return order
-}
-
 // dense and union are two first stages for question q, k passages each:
 //
 //   - dense: the k passages nearest the query over the whole corpus;
@@ -75,7 +59,7 @@ func (e *engines) denseAndUnion(ctx context.Context, q string, p params) (dense,
 	if err != nil {
 		return nil, nil, err
 	}
-	order := e.dense.ranked(qv[0])
+	order := research.Nearest(qv[0], e.dense.vecs, len(e.dense.vecs))
 	for _, i := range order[:min(p.k, len(order))] {
 		dense = append(dense, e.dense.texts[i])
 	}
