@@ -72,7 +72,6 @@ func (e *conceptEmbedder) documentCalls() int {
 	return e.docCalls
 }
 
-
 // fontCorpus is smallCorpus with a page on fonts that shares no word with
 // the question denseQuestion.
 func fontCorpus(t *testing.T) string {
