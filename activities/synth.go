@@ -344,7 +344,8 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 var listMarkRe = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+`)
 
 // Prose turns a model's section draft into one paragraph: headings and
-// fences dropped, list markers removed, lines joined.
+// fences dropped, list markers removed, lines joined, marks that open it
+// moved to its first sentence's end (marksFirst).
 func Prose(text string) string {
 	var parts []string
 	for _, line := range strings.Split(text, "\n") {
@@ -354,7 +355,35 @@ func Prose(text string) string {
 		}
 		parts = append(parts, strings.TrimSpace(listMarkRe.ReplaceAllString(t, "")))
 	}
-	return strings.Join(parts, " ")
+	return marksFirst(strings.Join(parts, " "))
+}
+
+var leadMarksRe = regexp.MustCompile(`^(?:\[\d+(?:\s*,\s*\d+)*\]\s*)+`)
+
+// marksFirst handles a paragraph that opens with citation marks, as the
+// facts were given ("[1] fact"): the 1.5B model wrote "[1] Sulfide
+// electrolytes … low. [1] Mechanical contact …" (make run, 2026-12-03),
+// and the report showed the stray "[1]"; when verification removed it, a
+// space opened the summary. The opening marks are dropped when the first
+// sentence carries a number of its own, and moved to its end otherwise.
+func marksFirst(para string) string {
+	lead := leadMarksRe.FindString(para)
+	if lead == "" {
+		return para
+	}
+	rest := para[len(lead):]
+	sents := contract.SplitSentences(rest)
+	if len(sents) == 0 || len(sents[0].Marks) > 0 {
+		return rest
+	}
+	at := sents[0].End
+	for at > 0 && rest[at-1] == ' ' {
+		at--
+	}
+	if at > 0 && strings.ContainsRune(".!?", rune(rest[at-1])) {
+		at--
+	}
+	return rest[:at] + " " + strings.TrimSpace(lead) + rest[at:]
 }
 
 // factsParagraph is the extractive paragraph: each fact with its number.

@@ -106,6 +106,13 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"- one [1]\n- two [2]\n1. three [3]", "one [1] two [2] three [3]"},
 		{"```\ncode\n```\ntext", "code text"},
 		{"", ""},
+		// Marks that open the paragraph: dropped when the first sentence has
+		// its own, moved to its end when it has none.
+		{"[1] Sulfide decomposes [1]. [2] Cells short [3].", "Sulfide decomposes [1]. [2] Cells short [3]."},
+		{"[1] Sulfide decomposes. Cells short [3].", "Sulfide decomposes [1]. Cells short [3]."},
+		{"[1][2] Sulfide decomposes", "Sulfide decomposes [1][2]"},
+		{"[1]", ""},
+		{"Sulfide [1] decomposes.", "Sulfide [1] decomposes."},
 	} {
 		if got := Prose(c.in); got != c.want {
 			t.Errorf("Prose(%q) = %q, want %q", c.in, got, c.want)
