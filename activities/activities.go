@@ -75,14 +75,23 @@ func getBlob(ctx context.Context, s graph.Store, session, key string, v any) (bo
 }
 
 func putBlob(ctx context.Context, s graph.Store, session, key string, v any) error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
-		return fmt.Errorf("encode blob %s: %w", key, err)
+	b, err := gobBytes(key, v)
+	if err != nil {
+		return err
 	}
-	if err := s.PutBlob(ctx, session, key, buf.Bytes()); err != nil {
+	if err := s.PutBlob(ctx, session, key, b); err != nil {
 		return fmt.Errorf("write blob %s: %w", key, err)
 	}
 	return nil
+}
+
+// gobBytes is the blob putBlob writes for v under key.
+func gobBytes(key string, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, fmt.Errorf("encode blob %s: %w", key, err)
+	}
+	return buf.Bytes(), nil
 }
 
 func truncate(s string, n int) string {

@@ -24,17 +24,16 @@ func (a *Activities) Observe(ctx context.Context, in ObserveInput) (Observation,
 	}
 	if st.path != "" {
 		logger(ctx, in.SessionID).Info("signals observed", "iteration", in.Iteration, "path", st.path, "rows_read", st.read,
-			"rows_folded", st.folded, "evidence", obs.NEvidence, "prune_error", st.pruneErr)
+			"rows_folded", st.folded, "evidence", obs.NEvidence)
 	}
 	return obs, nil
 }
 
 // observeStats says what one observation did, for the log and the tests.
 type observeStats struct {
-	path     string // "incremental" or "cold"; "" for a stored observation
-	read     int    // evidence rows read from the store
-	folded   int    // rows folded into the aggregates (cold: all)
-	pruneErr error  // pruning is best effort: a blob left behind is only storage
+	path   string // "incremental" or "cold"; "" for a stored observation
+	read   int    // evidence rows read from the store
+	folded int    // rows folded into the aggregates (cold: all)
 }
 
 // observeSetup is what both paths need: the session's settings resolved.
@@ -93,11 +92,18 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 	}
 	agg.SVD = svdTail(agg.SVD, o.SVD.K) // the leading triplets are stored once, as doc.SVD
 	doc := signalsDoc{Obs: obs, SVD: o.SVD, State: o.State, Gap: o.Gap, Agg: &agg}
-	if err := putBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), doc); err != nil {
+	// The new blob and the pruning of the one signals_keep back are one
+	// commit: each commit of the embedded store is two fsyncs.
+	b, err := gobBytes(signalsKey(in.Iteration), doc)
+	if err != nil {
 		return Observation{}, observeStats{}, err
 	}
-	if old := in.Iteration - su.inc.Keep; old >= 0 {
-		st.pruneErr = a.Store.DeleteBlob(ctx, in.SessionID, signalsKey(old))
+	w := graph.Writes{Blobs: map[string][]byte{signalsKey(in.Iteration): b}}
+	if old := in.Iteration - su.inc.Keep; old >= 0 && old != in.Iteration {
+		w.DeleteBlobs = []string{signalsKey(old)}
+	}
+	if err := a.Store.Commit(ctx, in.SessionID, w); err != nil {
+		return Observation{}, observeStats{}, fmt.Errorf("observe: write signals: %w", err)
 	}
 	return obs, st, nil
 }

@@ -170,10 +170,11 @@ type SimilarStats struct {
 //     before, else by the classifier, strongest edges first and at most
 //     MaxClassify of them. A classifier error is not fatal: the edges are
 //     committed without the new labels and SimilarStats.NLIError says why.
-//  3. commit: ReplaceSimilar over all the session's evidence.
-//  4. refine: strength = base strength, boosted for entailment by items of a
+//  3. refine: strength = base strength, boosted for entailment by items of a
 //     different source (host), lowered for contradiction, clamped to [0,1]
 //     (Refinement.Strength with p.Refine).
+//  4. commit: the edges over all the session's evidence, the strengths and
+//     the watermark, in one Store.Commit.
 //
 // The result depends only on the stored evidence and the classifier's
 // answers, never on map order or timing.
@@ -230,30 +231,43 @@ func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, n
 		}
 	}
 
-	// Phase 3: commit.
-	scope := make([]string, len(evs))
-	for i := range evs {
-		scope[i] = evs[i].ID
-	}
-	if err := s.ReplaceSimilar(ctx, sessionID, scope, out); err != nil {
-		return st, fmt.Errorf("graph: sync similar: commit: %w", err)
-	}
-
-	// Phase 4: refine strengths.
+	// Phases 3 and 4: the edges, the refined strengths and the watermark,
+	// committed together.
 	p.progress()
-	n, err := refineStrengths(ctx, s, sessionID, evs, out, p.refinement())
-	st.Refined = n
-	if err != nil {
+	w := Writes{SimilarScope: make([]string, len(evs)), Similar: out}
+	for i := range evs {
+		w.SimilarScope[i] = evs[i].ID
+	}
+	if err := refineStrengths(ctx, s, sessionID, evs, out, p.refinement(), &w); err != nil {
 		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
 	}
 	if dim := unitDim(evs); dim > 0 {
 		m := newMark(p, dim, len(evs), evs, similarMark{})
 		m.Counted, m.Edges, m.Unlabelled = true, len(out), unlabelled(out)
-		if err := saveMark(ctx, s, sessionID, m); err != nil {
+		if err := putMark(&w, m); err != nil {
 			return st, fmt.Errorf("graph: sync similar: %w", err)
 		}
 	}
+	if err := commitSync(ctx, s, sessionID, w, &st); err != nil {
+		return st, err
+	}
 	return st, nil
+}
+
+// commitSync writes a sync's result in one commit (Store.Commit): the
+// edges, the strengths with the records they were refined from, and the
+// watermark land together or not at all, so no crash leaves a watermark
+// that disagrees with the edges, or strengths without their records. A
+// sync that changes nothing writes nothing.
+func commitSync(ctx context.Context, s Store, sessionID string, w Writes, st *SimilarStats) error {
+	st.Refined = len(w.Strengths)
+	if w.Empty() {
+		return nil
+	}
+	if err := s.Commit(ctx, sessionID, w); err != nil {
+		return fmt.Errorf("graph: sync similar: commit: %w", err)
+	}
+	return nil
 }
 
 // prepareSimilar is phase 1 of SyncSimilar: the capped SIMILAR_TO edges in
@@ -717,33 +731,25 @@ type strengthRecord struct {
 	Prev    float64 `json:"p"` // refined value written by the sync before, in case that write never landed
 }
 
-// refineStrengths is phase 4 of SyncSimilar. Strengths are recomputed from
+// refineStrengths is phase 3 of SyncSimilar. Strengths are recomputed from
 // the recorded bases rather than from the stored values, so that a repeated
-// sync is a no-op instead of compounding the boost; it returns how many
-// stored strengths changed.
-func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge, ref Refinement) (int, error) {
+// sync is a no-op instead of compounding the boost; the changed strengths
+// and the records they came from go into w.
+func refineStrengths(ctx context.Context, s Store, sessionID string, evs []Evidence, edges []Edge, ref Refinement, w *Writes) error {
 	ids := make([]string, len(evs))
 	for i := range evs {
 		ids[i] = evs[i].ID
 	}
 	rec, shards, err := loadStrengthRecords(ctx, s, sessionID, ids)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	support, against := independentWeights(evs, edges)
 	next, updates := nextStrengths(evs, rec, support, against, ref)
-	// The record goes first: if the process dies between the two writes, the
-	// stored strengths still equal the recorded Prev values (or are bases,
-	// for items seen the first time), so the next sync keeps the bases.
-	if err := saveStrengthRecords(ctx, s, sessionID, shards, next); err != nil {
-		return 0, err
-	}
 	if len(updates) > 0 {
-		if err := s.SetStrengths(ctx, sessionID, updates); err != nil {
-			return 0, err
-		}
+		w.Strengths = updates
 	}
-	return len(updates), nil
+	return strengthBlobs(w, shards, next)
 }
 
 // independentWeights sums, per evidence id, the weights of labelled edges to

@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -46,30 +48,13 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 		}
 	}
 	scope, write := changedScope(stored, out)
-	if local && nli != nil && len(scope) > 0 {
-		// The local sync keeps the unlabelled count by difference: a crash
-		// between the commit and the new mark would leave the old count
-		// beside the new edges, so the count is withdrawn first and the
-		// sync after such a crash counts again (the global path).
-		stale := mark
-		stale.Counted = false
-		if err := saveMark(ctx, s, sessionID, stale); err != nil {
-			return st, fmt.Errorf("graph: sync similar: %w", err)
-		}
-	}
-	if len(scope) > 0 {
-		if err := s.ReplaceSimilar(ctx, sessionID, scope, write); err != nil {
-			return st, fmt.Errorf("graph: sync similar: commit: %w", err)
-		}
-	}
 	p.progress()
+	w := Writes{SimilarScope: scope, Similar: write}
 	affected := slices.Clone(scope)
 	for _, e := range fresh { // all of them: a re-scored strength is rebased (conformance)
 		affected = append(affected, e.ID)
 	}
-	n, err := refineSome(ctx, s, sessionID, sortedSet(affected), out, p.refinement())
-	st.Refined = n
-	if err != nil {
+	if err := refineSome(ctx, s, sessionID, sortedSet(affected), out, p.refinement(), &w); err != nil {
 		return st, fmt.Errorf("graph: sync similar: refine: %w", err)
 	}
 	next := newMark(p, mark.Dim, total, fresh, mark)
@@ -79,10 +64,27 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 		next.Unlabelled += mark.Unlabelled - unlabelled(stored)
 	}
 	st.Edges = next.Edges
-	if err := saveMark(ctx, s, sessionID, next); err != nil {
-		return st, fmt.Errorf("graph: sync similar: %w", err)
+	// The local sync keeps the unlabelled count by difference; the new
+	// count commits with the edges it counts (commitSync), so no crash
+	// leaves an old count beside new edges.
+	if !sameMark(mark, next) {
+		if err := putMark(&w, next); err != nil {
+			return st, fmt.Errorf("graph: sync similar: %w", err)
+		}
+	}
+	if err := commitSync(ctx, s, sessionID, w, &st); err != nil {
+		return st, err
 	}
 	return st, nil
+}
+
+// sameMark says whether two watermarks are stored as the same bytes: a
+// sync that found nothing new leaves the mark as it was and need not
+// write it.
+func sameMark(a, b similarMark) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // unseenSince drops from fresh the items at the watermark's iteration
@@ -363,10 +365,10 @@ func changedScope(stored, out []Edge) ([]string, []Edge) {
 
 // refineSome is refineStrengths for the affected items only: an item
 // whose labelled edges did not change keeps its refined strength. Only
-// the record shards of the affected items are read and written.
-func refineSome(ctx context.Context, s Store, sessionID string, affected []string, edges []Edge, ref Refinement) (int, error) {
+// the record shards of the affected items are read, and written (into w).
+func refineSome(ctx context.Context, s Store, sessionID string, affected []string, edges []Edge, ref Refinement, w *Writes) error {
 	if len(affected) == 0 {
-		return 0, nil
+		return nil
 	}
 	var touching []Edge
 	need := slices.Clone(affected)
@@ -380,11 +382,11 @@ func refineSome(ctx context.Context, s Store, sessionID string, affected []strin
 	}
 	evs, err := s.EvidenceByIDs(ctx, sessionID, sortedSet(need))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	rec, shards, err := loadStrengthRecords(ctx, s, sessionID, affected)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	support, against := independentWeights(evs, touching)
 	var mine []Evidence
@@ -394,15 +396,10 @@ func refineSome(ctx context.Context, s Store, sessionID string, affected []strin
 		}
 	}
 	next, updates := nextStrengths(mine, rec, support, against, ref)
-	if err := saveStrengthRecords(ctx, s, sessionID, shards, next); err != nil {
-		return 0, err
-	}
 	if len(updates) > 0 {
-		if err := s.SetStrengths(ctx, sessionID, updates); err != nil {
-			return 0, err
-		}
+		w.Strengths = updates
 	}
-	return len(updates), nil
+	return strengthBlobs(w, shards, next)
 }
 
 func sortedSet(ids []string) []string {

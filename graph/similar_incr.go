@@ -79,14 +79,16 @@ func loadMark(ctx context.Context, s Store, sessionID string) (similarMark, bool
 	return m, true, nil
 }
 
-func saveMark(ctx context.Context, s Store, sessionID string, m similarMark) error {
+// putMark adds the watermark m to w.
+func putMark(w *Writes, m similarMark) error {
 	data, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode %s: %w", SimilarMarkBlob, err)
 	}
-	if err := s.PutBlob(ctx, sessionID, SimilarMarkBlob, data); err != nil {
-		return fmt.Errorf("write %s: %w", SimilarMarkBlob, err)
+	if w.Blobs == nil {
+		w.Blobs = map[string][]byte{}
 	}
+	w.Blobs[SimilarMarkBlob] = data
 	return nil
 }
 

@@ -65,9 +65,7 @@ func loadStrengthRecords(ctx context.Context, s Store, sessionID string, ids []s
 }
 
 // migrateStrengths splits the single blob of an older session into the
-// shards (one transaction), deletes it, and returns the shards among keys.
-// A crash between the two writes repeats the split from the same blob,
-// which writes the same shards.
+// shards and deletes it, in one commit, and returns the shards among keys.
 func migrateStrengths(ctx context.Context, s Store, sessionID string, legacy []byte, keys []string) (map[string][]byte, error) {
 	all := map[string]strengthRecord{}
 	if err := json.Unmarshal(legacy, &all); err != nil {
@@ -85,10 +83,7 @@ func migrateStrengths(ctx context.Context, s Store, sessionID string, legacy []b
 	for k, m := range byShard {
 		blobs[k] = encodeShard(m)
 	}
-	if err := s.PutBlobs(ctx, sessionID, blobs); err != nil {
-		return nil, fmt.Errorf("split %s: %w", StrengthBaseBlob, err)
-	}
-	if err := s.DeleteBlob(ctx, sessionID, StrengthBaseBlob); err != nil {
+	if err := s.Commit(ctx, sessionID, Writes{Blobs: blobs, DeleteBlobs: []string{StrengthBaseBlob}}); err != nil {
 		return nil, fmt.Errorf("split %s: %w", StrengthBaseBlob, err)
 	}
 	out := map[string][]byte{}
@@ -100,9 +95,9 @@ func migrateStrengths(ctx context.Context, s Store, sessionID string, legacy []b
 	return out, nil
 }
 
-// saveStrengthRecords writes the shards whose records changed, in one
-// transaction, so that a sync with nothing new writes nothing.
-func saveStrengthRecords(ctx context.Context, s Store, sessionID string, shards map[string]map[string]strengthRecord, next map[string]strengthRecord) error {
+// strengthBlobs adds to w the shards whose records changed, so that a
+// sync with nothing new writes none.
+func strengthBlobs(w *Writes, shards map[string]map[string]strengthRecord, next map[string]strengthRecord) error {
 	touched := map[string]bool{}
 	for id, r := range next {
 		k := strengthShard(id)
@@ -116,14 +111,13 @@ func saveStrengthRecords(ctx context.Context, s Store, sessionID string, shards 
 		m[id] = r
 		touched[k] = true
 	}
-	if len(touched) == 0 {
-		return nil
-	}
-	blobs := make(map[string][]byte, len(touched))
 	for k := range touched {
-		blobs[k] = encodeShard(shards[k])
+		if w.Blobs == nil {
+			w.Blobs = map[string][]byte{}
+		}
+		w.Blobs[k] = encodeShard(shards[k])
 	}
-	return s.PutBlobs(ctx, sessionID, blobs)
+	return nil
 }
 
 // shardBinary opens a shard in the binary layout: the byte, a uvarint

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/lethe-research/lethe/contract"
 )
@@ -173,6 +174,15 @@ type Store interface {
 	// PutBlobs writes several documents in one transaction: all or none.
 	PutBlobs(ctx context.Context, sessionID string, blobs map[string][]byte) error
 
+	// Commit performs the writes of w in one transaction, all or none:
+	// the SIMILAR_TO replacement as ReplaceSimilar, then the strengths as
+	// SetStrengths, the blobs as PutBlobs and the deletions as DeleteBlob,
+	// with their rules and errors. A sync and an observation each end in
+	// one commit instead of three or two (docs/commits.md). A key both put
+	// and deleted is an error; empty Writes write nothing (a missing
+	// session is still ErrNotFound).
+	Commit(ctx context.Context, sessionID string, w Writes) error
+
 	// Lane observe (incremental signals, docs/incremental-signals.md).
 	//
 	// EvidenceSince returns the session's evidence with CreatedIter >= iter,
@@ -278,6 +288,42 @@ type Store interface {
 	// ApplyOps checks a model's cited source against, without reading the
 	// session's evidence. A missing session is ErrNotFound.
 	FetchedSources(ctx context.Context, sessionID string, urls []string) (map[string]bool, error)
+}
+
+// Writes is what one Commit writes. SimilarScope and Similar are
+// ReplaceSimilar's arguments (nothing replaced when SimilarScope is
+// empty); Strengths, Blobs and DeleteBlobs those of SetStrengths,
+// PutBlobs and DeleteBlob.
+type Writes struct {
+	SimilarScope []string
+	Similar      []Edge
+	Strengths    map[string]float64
+	Blobs        map[string][]byte
+	DeleteBlobs  []string
+}
+
+// Empty says whether w writes nothing.
+func (w Writes) Empty() bool {
+	return len(w.SimilarScope) == 0 && len(w.Similar) == 0 && len(w.Strengths) == 0 && len(w.Blobs) == 0 && len(w.DeleteBlobs) == 0
+}
+
+// Check rejects what no backend may write: an empty blob key, or a key
+// both put and deleted (which of the two was meant is unknowable).
+func (w Writes) Check() error {
+	for k := range w.Blobs {
+		if k == "" {
+			return errors.New("empty blob key")
+		}
+	}
+	for _, k := range w.DeleteBlobs {
+		if k == "" {
+			return errors.New("empty blob key")
+		}
+		if _, ok := w.Blobs[k]; ok {
+			return fmt.Errorf("blob %q is both written and deleted", k)
+		}
+	}
+	return nil
 }
 
 // Neighbourhood is what Store.Neighbourhood read (lane expand).

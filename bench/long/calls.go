@@ -124,6 +124,10 @@ func (c *callTimer) ReplaceSimilar(ctx context.Context, sid string, scope []stri
 	return c.timedErr("ReplaceSimilar", func() error { return c.Store.ReplaceSimilar(ctx, sid, scope, edges) })
 }
 
+func (c *callTimer) Commit(ctx context.Context, sid string, w graph.Writes) error {
+	return c.timedErr("Commit", func() error { return c.Store.Commit(ctx, sid, w) })
+}
+
 func (c *callTimer) PutBlob(ctx context.Context, sid, key string, data []byte) error {
 	return c.timedErr("PutBlob", func() error { return c.Store.PutBlob(ctx, sid, key, data) })
 }

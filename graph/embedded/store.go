@@ -524,35 +524,39 @@ func (s *Store) SetStrengths(ctx context.Context, sessionID string, strengths ma
 		if err != nil {
 			return err
 		}
-		evb := sb.Bucket(bktEvidence)
-		ids := make([]string, 0, len(strengths))
-		for id := range strengths {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			v := strengths[id]
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("evidence %q: strength %v", id, v)
-			}
-			h, ok := evidenceHash(sessionID, id)
-			var r evidenceRec
-			if !ok {
-				return fmt.Errorf("evidence %q: %w", id, graph.ErrNotFound)
-			}
-			if err := getJSON(evb, []byte(h), &r); err != nil {
-				return fmt.Errorf("evidence %q: %w", id, err)
-			}
-			if r.Strength == v {
-				continue
-			}
-			r.Strength = v
-			if err := putJSON(evb, []byte(h), r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return setStrengths(sb, sessionID, strengths)
 	})
+}
+
+func setStrengths(sb *bolt.Bucket, sessionID string, strengths map[string]float64) error {
+	evb := sb.Bucket(bktEvidence)
+	ids := make([]string, 0, len(strengths))
+	for id := range strengths {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		v := strengths[id]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("evidence %q: strength %v", id, v)
+		}
+		h, ok := evidenceHash(sessionID, id)
+		var r evidenceRec
+		if !ok {
+			return fmt.Errorf("evidence %q: %w", id, graph.ErrNotFound)
+		}
+		if err := getJSON(evb, []byte(h), &r); err != nil {
+			return fmt.Errorf("evidence %q: %w", id, err)
+		}
+		if r.Strength == v {
+			continue
+		}
+		r.Strength = v
+		if err := putJSON(evb, []byte(h), r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Edges returns SUBTASK_OF, DEPENDS_ON, SUPPORTS and SIMILAR_TO edges in
@@ -620,23 +624,59 @@ func (s *Store) ReplaceSimilar(ctx context.Context, sessionID string, scope []st
 		if err != nil {
 			return err
 		}
-		evb := sb.Bucket(bktEvidence)
-		in := make(map[string]bool, len(scope))
-		for _, id := range scope {
-			h, ok := evidenceHash(sessionID, id)
-			if !ok || evb.Get([]byte(h)) == nil {
-				return fmt.Errorf("scope evidence %q: %w", id, graph.ErrNotFound)
-			}
-			in[h] = true
+		return replaceSimilar(sb, sessionID, scope, edges)
+	})
+}
+
+func replaceSimilar(sb *bolt.Bucket, sessionID string, scope []string, edges []graph.Edge) error {
+	evb := sb.Bucket(bktEvidence)
+	in := make(map[string]bool, len(scope))
+	for _, id := range scope {
+		h, ok := evidenceHash(sessionID, id)
+		if !ok || evb.Get([]byte(h)) == nil {
+			return fmt.Errorf("scope evidence %q: %w", id, graph.ErrNotFound)
 		}
-		if err := dropSimilarIn(sb, in); err != nil {
-			return err
-		}
-		pairs, err := similarPairs(sessionID, in, edges)
+		in[h] = true
+	}
+	if err := dropSimilarIn(sb, in); err != nil {
+		return err
+	}
+	pairs, err := similarPairs(sessionID, in, edges)
+	if err != nil {
+		return err
+	}
+	return putSimilar(sb, pairs)
+}
+
+// Commit performs w in one transaction (one commit, two fsyncs, instead
+// of one per write).
+func (s *Store) Commit(ctx context.Context, sessionID string, w graph.Writes) error {
+	if err := w.Check(); err != nil {
+		return fmt.Errorf("embedded commit: %w", err)
+	}
+	return s.update(ctx, "commit", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
 		if err != nil {
 			return err
 		}
-		return putSimilar(sb, pairs)
+		if len(w.SimilarScope) > 0 || len(w.Similar) > 0 {
+			if err := replaceSimilar(sb, sessionID, w.SimilarScope, w.Similar); err != nil {
+				return err
+			}
+		}
+		if err := setStrengths(sb, sessionID, w.Strengths); err != nil {
+			return err
+		}
+		if err := putBlobs(sb, w.Blobs); err != nil {
+			return err
+		}
+		b := sb.Bucket(bktBlobs)
+		for _, k := range w.DeleteBlobs {
+			if err := b.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -770,20 +810,24 @@ func (s *Store) PutBlobs(ctx context.Context, sessionID string, blobs map[string
 		if err != nil {
 			return err
 		}
-		b := sb.Bucket(bktBlobs)
-		for k, data := range blobs {
-			if k == "" {
-				return errors.New("empty blob key")
-			}
-			if data == nil {
-				data = []byte{}
-			}
-			if err := b.Put([]byte(k), data); err != nil {
-				return err
-			}
-		}
-		return nil
+		return putBlobs(sb, blobs)
 	})
+}
+
+func putBlobs(sb *bolt.Bucket, blobs map[string][]byte) error {
+	b := sb.Bucket(bktBlobs)
+	for k, data := range blobs {
+		if k == "" {
+			return errors.New("empty blob key")
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		if err := b.Put([]byte(k), data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func putJSON(b *bolt.Bucket, key []byte, v any) error {

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Evidence/ContentHashDedupAndKeys", testEvidenceDedup},
 		{"Evidence/FilterOrderAndStrengths", testEvidenceOrderStrengths},
 		{"Similar/ReplaceSimilarScope", testReplaceSimilar},
+		{"Commit/AllOrNothing", testCommit},
 		{"Similar/SyncEdgesAndStrengths", testSyncSimilar},
 		{"Similar/SyncDegreeCapAndNLIFailure", testSyncCapAndFailure},
 		{"Similar/NLILabelCache", testSyncLabelCache},

@@ -6,7 +6,6 @@ package graphtest
 // crash between its commit and its watermark.
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,28 +134,9 @@ func testSyncLocalDeferredLabels(t *testing.T, s graph.Store) {
 	}
 }
 
-// markFails fails the first write of the sync's watermark after a
-// ReplaceSimilar: a crash between the commit and the new mark.
-type markFails struct {
-	graph.Store
-	replaced, failed bool
-}
-
-func (m *markFails) ReplaceSimilar(ctx context.Context, sid string, scope []string, es []graph.Edge) error {
-	m.replaced = true
-	return m.Store.ReplaceSimilar(ctx, sid, scope, es)
-}
-
-func (m *markFails) PutBlob(ctx context.Context, sid, key string, data []byte) error {
-	if key == graph.SimilarMarkBlob && m.replaced && !m.failed {
-		m.failed = true
-		return errors.New("worker killed before the watermark")
-	}
-	return m.Store.PutBlob(ctx, sid, key, data)
-}
-
 // testSyncLocalCrashBeforeMark: a local sync with the classifier that dies
-// after its commit must leave no pair unlabelled once syncs run again.
+// at its commit writes nothing (the edges, strengths and watermark are one
+// Store.Commit), and leaves no pair unlabelled once syncs run again.
 func testSyncLocalCrashBeforeMark(t *testing.T, s graph.Store) {
 	ctx := ctxOf(t)
 	sid := newSession(t, s)
@@ -167,16 +147,24 @@ func testSyncLocalCrashBeforeMark(t *testing.T, s graph.Store) {
 		t.Fatal(err)
 	}
 	addEv(t, s, sid, "w1", clusteredItems(6, 12, 2, "c1")...)
-	crash := &markFails{Store: s}
+	before := edges(t, s, sid, graph.SimilarTo)
+	mark, err := s.GetBlob(ctx, sid, graph.SimilarMarkBlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := &commitFails{Store: s}
 	bounded := p
 	bounded.MaxClassify = 2 // the commit holds unlabelled pairs
 	if _, err := graph.SyncSimilar(ctx, crash, sid, bounded, nli); err == nil || !crash.failed {
 		t.Fatalf("the crash did not happen: err %v, failed %v", err, crash.failed)
 	}
-	if _, err := graph.SyncSimilar(ctx, s, sid, bounded, nli); err != nil {
-		t.Fatal(err)
+	if after := edges(t, s, sid, graph.SimilarTo); !slices.Equal(after, before) {
+		t.Fatalf("a sync that died at its commit changed the edges: %d before, %d after", len(before), len(after))
 	}
-	for i := 0; i < 40; i++ {
+	if now, err := s.GetBlob(ctx, sid, graph.SimilarMarkBlob); err != nil || string(now) != string(mark) {
+		t.Fatalf("a sync that died at its commit moved the watermark (err %v)", err)
+	}
+	for i := 0; i < 41; i++ {
 		if _, err := graph.SyncSimilar(ctx, s, sid, bounded, nli); err != nil {
 			t.Fatal(err)
 		}

@@ -892,32 +892,36 @@ func (s *Store) SetStrengths(ctx context.Context, sessionID string, strengths ma
 		if err := lockSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		ids := make([]string, 0, len(strengths))
-		for id := range strengths {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		rows := make([]any, 0, len(ids))
-		for _, id := range ids {
-			v := strengths[id]
-			if !finite(v) {
-				return fmt.Errorf("evidence %q: strength %v", id, v)
-			}
-			rows = append(rows, map[string]any{"id": id, "s": v})
-		}
-		missing, err := missingEvidence(ctx, tx, sessionID, ids)
-		if err != nil {
-			return err
-		}
-		if missing != "" {
-			return fmt.Errorf("evidence %q: %w", missing, graph.ErrNotFound)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		return run(ctx, tx, "UNWIND $rows AS row MATCH (e:Evidence {id: row.id}) SET e.strength = row.s",
-			map[string]any{"rows": rows})
+		return setStrengths(ctx, tx, sessionID, strengths)
 	})
+}
+
+func setStrengths(ctx context.Context, tx driver.ManagedTransaction, sessionID string, strengths map[string]float64) error {
+	ids := make([]string, 0, len(strengths))
+	for id := range strengths {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	rows := make([]any, 0, len(ids))
+	for _, id := range ids {
+		v := strengths[id]
+		if !finite(v) {
+			return fmt.Errorf("evidence %q: strength %v", id, v)
+		}
+		rows = append(rows, map[string]any{"id": id, "s": v})
+	}
+	missing, err := missingEvidence(ctx, tx, sessionID, ids)
+	if err != nil {
+		return err
+	}
+	if missing != "" {
+		return fmt.Errorf("evidence %q: %w", missing, graph.ErrNotFound)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return run(ctx, tx, "UNWIND $rows AS row MATCH (e:Evidence {id: row.id}) SET e.strength = row.s",
+		map[string]any{"rows": rows})
 }
 
 // Edges streams every edge of the session and returns them in
@@ -963,65 +967,69 @@ func (s *Store) ReplaceSimilar(ctx context.Context, sessionID string, scope []st
 		if err := lockSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		missing, err := missingEvidence(ctx, tx, sessionID, scope)
+		return replaceSimilar(ctx, tx, sessionID, scope, edges)
+	})
+}
+
+func replaceSimilar(ctx context.Context, tx driver.ManagedTransaction, sessionID string, scope []string, edges []graph.Edge) error {
+	missing, err := missingEvidence(ctx, tx, sessionID, scope)
+	if err != nil {
+		return err
+	}
+	if missing != "" {
+		return fmt.Errorf("scope evidence %q: %w", missing, graph.ErrNotFound)
+	}
+	in := make(map[string]bool, len(scope))
+	for _, id := range scope {
+		in[id] = true
+	}
+	type pair struct{ a, b string }
+	last := map[pair]int{}
+	var rows []map[string]any
+	for i, e := range edges {
+		if e.Kind != "" && e.Kind != graph.SimilarTo {
+			return fmt.Errorf("edge %d: kind %s is not %s", i, e.Kind, graph.SimilarTo)
+		}
+		if !in[e.From] || !in[e.To] {
+			return fmt.Errorf("edge %d (%s -> %s): endpoints must be evidence in scope: %w", i, e.From, e.To, graph.ErrNotFound)
+		}
+		a, b := e.From, e.To
+		if a == b {
+			continue // no self loops
+		}
+		if a > b {
+			a, b = b, a
+		}
+		row := map[string]any{"from": a, "to": b, "w": e.Weight, "label": optString(e.Label)}
+		if k, ok := last[pair{a, b}]; ok {
+			rows[k] = row // a repeated pair keeps the last
+			continue
+		}
+		last[pair{a, b}] = len(rows)
+		rows = append(rows, row)
+	}
+	scopeList := make([]any, len(scope))
+	for i, id := range scope {
+		scopeList[i] = id
+	}
+	if len(scopeList) > 0 {
+		err := run(ctx, tx, `UNWIND $scope AS id
+MATCH (a:Evidence {id: id})-[r:SIMILAR_TO]->(b:Evidence)
+WHERE b.id IN $scope DELETE r`, map[string]any{"scope": scopeList})
 		if err != nil {
 			return err
 		}
-		if missing != "" {
-			return fmt.Errorf("scope evidence %q: %w", missing, graph.ErrNotFound)
-		}
-		in := make(map[string]bool, len(scope))
-		for _, id := range scope {
-			in[id] = true
-		}
-		type pair struct{ a, b string }
-		last := map[pair]int{}
-		var rows []map[string]any
-		for i, e := range edges {
-			if e.Kind != "" && e.Kind != graph.SimilarTo {
-				return fmt.Errorf("edge %d: kind %s is not %s", i, e.Kind, graph.SimilarTo)
-			}
-			if !in[e.From] || !in[e.To] {
-				return fmt.Errorf("edge %d (%s -> %s): endpoints must be evidence in scope: %w", i, e.From, e.To, graph.ErrNotFound)
-			}
-			a, b := e.From, e.To
-			if a == b {
-				continue // no self loops
-			}
-			if a > b {
-				a, b = b, a
-			}
-			row := map[string]any{"from": a, "to": b, "w": e.Weight, "label": optString(e.Label)}
-			if k, ok := last[pair{a, b}]; ok {
-				rows[k] = row // a repeated pair keeps the last
-				continue
-			}
-			last[pair{a, b}] = len(rows)
-			rows = append(rows, row)
-		}
-		scopeList := make([]any, len(scope))
-		for i, id := range scope {
-			scopeList[i] = id
-		}
-		if len(scopeList) > 0 {
-			err := run(ctx, tx, `UNWIND $scope AS id
-MATCH (a:Evidence {id: id})-[r:SIMILAR_TO]->(b:Evidence)
-WHERE b.id IN $scope DELETE r`, map[string]any{"scope": scopeList})
-			if err != nil {
-				return err
-			}
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		list := make([]any, len(rows))
-		for i, r := range rows {
-			list[i] = r
-		}
-		return run(ctx, tx, `UNWIND $rows AS row
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	list := make([]any, len(rows))
+	for i, r := range rows {
+		list[i] = r
+	}
+	return run(ctx, tx, `UNWIND $rows AS row
 MATCH (a:Evidence {id: row.from}), (b:Evidence {id: row.to})
 CREATE (a)-[r:SIMILAR_TO]->(b) SET r.weight = row.w, r.label = row.label`, map[string]any{"rows": list})
-	})
 }
 
 // PutBlob stores (overwrites) a per-session document as a byte array
@@ -1044,22 +1052,72 @@ func (s *Store) PutBlob(ctx context.Context, sessionID, key string, data []byte)
 
 // PutBlobs stores (overwrites) several documents in one transaction.
 func (s *Store) PutBlobs(ctx context.Context, sessionID string, blobs map[string][]byte) error {
+	rows, err := blobRows(blobs)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "put blobs", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return putBlobs(ctx, tx, sessionID, rows)
+	})
+}
+
+func blobRows(blobs map[string][]byte) ([]any, error) {
 	rows := make([]any, 0, len(blobs))
 	for k, data := range blobs {
 		if k == "" {
-			return errors.New("empty blob key")
+			return nil, errors.New("empty blob key")
 		}
 		if data == nil {
 			data = []byte{}
 		}
 		rows = append(rows, map[string]any{"key": k, "data": data})
 	}
-	return s.write(ctx, "put blobs", func(ctx context.Context, tx driver.ManagedTransaction) error {
+	return rows, nil
+}
+
+func putBlobs(ctx context.Context, tx driver.ManagedTransaction, sessionID string, rows []any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return run(ctx, tx, "UNWIND $rows AS r MERGE (b:Blob {session_id: $sid, key: r.key}) SET b.data = r.data",
+		map[string]any{"sid": sessionID, "rows": rows})
+}
+
+// Commit performs w in one transaction: one commit and one round trip of
+// the driver's retry loop instead of one per write.
+func (s *Store) Commit(ctx context.Context, sessionID string, w graph.Writes) error {
+	if err := w.Check(); err != nil {
+		return fmt.Errorf("neo4j commit: %w", err)
+	}
+	rows, err := blobRows(w.Blobs)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "commit", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		if err := lockSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		return run(ctx, tx, "UNWIND $rows AS r MERGE (b:Blob {session_id: $sid, key: r.key}) SET b.data = r.data",
-			map[string]any{"sid": sessionID, "rows": rows})
+		if len(w.SimilarScope) > 0 || len(w.Similar) > 0 {
+			if err := replaceSimilar(ctx, tx, sessionID, w.SimilarScope, w.Similar); err != nil {
+				return err
+			}
+		}
+		if len(w.Strengths) > 0 {
+			if err := setStrengths(ctx, tx, sessionID, w.Strengths); err != nil {
+				return err
+			}
+		}
+		if err := putBlobs(ctx, tx, sessionID, rows); err != nil {
+			return err
+		}
+		if len(w.DeleteBlobs) == 0 {
+			return nil
+		}
+		return run(ctx, tx, "UNWIND $keys AS k MATCH (b:Blob {session_id: $sid, key: k}) DELETE b",
+			map[string]any{"sid": sessionID, "keys": w.DeleteBlobs})
 	})
 }
 
