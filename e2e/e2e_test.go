@@ -88,13 +88,12 @@ func run(m *testing.M) int {
 	for _, a := range workflows.SearchAttributes() {
 		args = append(args, "--search-attribute", a)
 	}
-	// A database file, not the default in-memory SQLite: in one fresh-clone
-	// run of 2026-12-03 the in-memory database answered every operation with
-	// "interrupted (9)" twenty seconds in, and every later e2e test failed
-	// ("Namespace default is not found"). scripts/run.sh uses a file too.
+	// The in-memory SQLite database, not a file: with a file on this disk,
+	// under the suite's load, a transaction waited past its deadline
+	// ("Failed to start transaction"), the shard was lost for seconds, and a
+	// research run fetched a batch twice (fresh-clone run of 2026-12-03).
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: bin,
-		DBFilename:   filepath.Join(tmp, "temporal.db"),
 		EnableUI:     true,
 		UIPort:       strconv.Itoa(uiPort),
 		LogLevel:     "error",
