@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +127,9 @@ func TestCorpusDebianReferencePDF(t *testing.T) {
 			t.Errorf("PDF text lacks %q", want)
 		}
 	}
+	if strings.Contains(doc.Text, " / 233") {
+		t.Error("a page footer (N / 233) is in the PDF text")
+	}
 	// The book as a whole is a hit for a query its HTML chapters share.
 	hits, err := c.Search(ctx, "Debian Reference Osamu Aoki system administration", 20)
 	if err != nil {
@@ -190,4 +194,48 @@ func TestExtractKeepsGoldStrings(t *testing.T) {
 		}
 	}
 	t.Logf("%d gold strings of %d questions checked over %d pages", n, len(qs), len(files))
+}
+
+// TestDropRunningLinesDebianReference: the Debian Reference PDF's running
+// lines, "Debian Reference" and "N / 233" on every numbered page, are
+// removed, and nothing else is: the lines removed are exactly those.
+func TestDropRunningLinesDebianReference(t *testing.T) {
+	const pdfPath = "/usr/share/debian-reference/debian-reference.en.pdf"
+	lethetest.Need(t, lethetest.DebianDocs)
+	if _, err := os.Stat(pdfPath); err != nil {
+		lethetest.Missing(t, lethetest.DebianDocs, pdfPath+" is missing (apt-get install debian-reference-en)")
+	}
+	needTool(t, "pdftotext")
+	res, err := runChild(context.Background(), PDFConverter{MaxPages: 1000}.spec(pdfPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text := parsePdftotextHTML(res.Stdout)
+	out, n := dropRunningLines(text)
+	before, after := lineKeys(text), lineKeys(out)
+	removed := map[string]int{}
+	for k, c := range before {
+		if d := c - after[k]; d != 0 {
+			removed[k] = d
+		}
+	}
+	t.Logf("%d pages, %d lines removed %v; text %d → %d bytes, %d → %d words", strings.Count(text, "\f"), n, removed,
+		len(text), len(out), len(strings.Fields(text)), len(strings.Fields(out)))
+	if n < 400 || removed["# / #"]+removed["Debian Reference"] != n || len(removed) != 2 {
+		t.Errorf("removed %d lines: %v", n, removed)
+	}
+	if regexp.MustCompile(`(?m)^\s*\d+ / 233\s*$`).MatchString(out) {
+		t.Error("a page number is left")
+	}
+}
+
+// lineKeys counts the non-blank lines of s by runningKey.
+func lineKeys(s string) map[string]int {
+	out := map[string]int{}
+	for _, l := range strings.Split(strings.ReplaceAll(s, "\f", "\n"), "\n") {
+		if k := runningKey(l); k != "" {
+			out[k]++
+		}
+	}
+	return out
 }
