@@ -130,6 +130,9 @@ type Corpus struct {
 	workers  int
 	limits   Limits
 	now      func() time.Time
+	// extraction is the extractionVersion the index is built under (a
+	// field so that a test can build an index as an older worker did).
+	extraction int
 
 	indexDir   string
 	slots      int
@@ -211,15 +214,16 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		exts[ne] = fn
 	}
 	c := &Corpus{
-		root:     resolved,
-		exts:     exts,
-		maxBytes: cfg.MaxFileBytes,
-		maxMedia: cfg.MaxMediaBytes,
-		recheck:  cfg.RecheckInterval,
-		workers:  cfg.Workers,
-		limits:   lim,
-		now:      time.Now,
-		indexDir: cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
+		root:       resolved,
+		exts:       exts,
+		maxBytes:   cfg.MaxFileBytes,
+		maxMedia:   cfg.MaxMediaBytes,
+		recheck:    cfg.RecheckInterval,
+		workers:    cfg.Workers,
+		limits:     lim,
+		now:        time.Now,
+		extraction: extractionVersion,
+		indexDir:   cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
 		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel, denseN: cfg.Dense, denseMax: cfg.DenseMax, denseWait: cfg.DenseWait,
 	}
 	if c.denseMax <= 0 {

@@ -204,7 +204,7 @@ func (c *Corpus) open() error {
 	if c.ix != nil {
 		return nil
 	}
-	ix, err := openPassageIndex(c.indexDir, c.slots, indexMeta{Format: indexFormat, Chunk: c.chunk})
+	ix, err := openPassageIndex(c.indexDir, c.slots, indexMeta{Format: indexFormat, Extraction: c.extraction, Chunk: c.chunk})
 	if err != nil {
 		return err
 	}

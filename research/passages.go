@@ -38,7 +38,8 @@ const (
 	kindPassage = "passage"
 	metaKey     = "lethe/meta"
 	// indexFormat changes whenever what is indexed changes meaning: an index
-	// of another format (or another chunk configuration) is rebuilt.
+	// of another format (or another chunk configuration, or extraction
+	// version: extractionVersion) is rebuilt.
 	// 2: no "_all" field, no doc values.
 	indexFormat = 2
 	// lockWait is how long opening a slot waits for another process's lock
@@ -51,8 +52,9 @@ const (
 
 // indexMeta is stored inside the index; a mismatch rebuilds it.
 type indexMeta struct {
-	Format int         `json:"format"`
-	Chunk  ChunkConfig `json:"chunk"`
+	Format     int         `json:"format"`
+	Extraction int         `json:"extraction"` // extractionVersion; absent (0) before it was recorded
+	Chunk      ChunkConfig `json:"chunk"`
 }
 
 // fileRecord is the stored state of one corpus file: what the incremental
@@ -249,7 +251,8 @@ func checkMeta(idx bleve.Index, want indexMeta) string {
 		return "unreadable format record"
 	}
 	if got != want {
-		return fmt.Sprintf("built with format %d and chunks %+v, want format %d and chunks %+v", got.Format, got.Chunk, want.Format, want.Chunk)
+		return fmt.Sprintf("built with format %d, extraction %d and chunks %+v, want format %d, extraction %d and chunks %+v",
+			got.Format, got.Extraction, got.Chunk, want.Format, want.Extraction, want.Chunk)
 	}
 	return ""
 }

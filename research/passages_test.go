@@ -2,8 +2,10 @@ package research
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/llm/llmtest"
 )
@@ -352,5 +357,111 @@ func TestPassageHybridRerank(t *testing.T) {
 	emb2.fail = errors.New("connection refused")
 	if _, err := c2.Search(t.Context(), "tomato garlic", 5); err == nil {
 		t.Fatal("search without the embedding server succeeded")
+	}
+}
+
+// TestPassageIndexExtractionVersion: an index persisted under an older
+// extraction version is rebuilt when opened, although no file changed, so
+// its passages are what the running extractors make of the files, and the
+// dense stage is built from those; an index of the current version is
+// reopened with its passages as they were (which is why a change of
+// extraction must bump the version).
+func TestPassageIndexExtractionVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		built   int // the extraction version of the worker that built the index
+		rebuilt bool
+	}{
+		{"current version", extractionVersion, false},
+		{"older version", extractionVersion - 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			writeFile(t, root, "a.note", "the file itself never changes")
+			cfg := func(text string, emb Embedder) CorpusConfig {
+				return CorpusConfig{Root: root, IndexDir: dir, Extensions: []string{".note"}, Embedder: emb, EmbedModel: "test", Dense: 5,
+					Extractors: map[string]Extractor{".note": func(_ io.Reader, u string) (Document, error) {
+						return Document{URL: u, Title: "Tomatoes", Text: text, Kind: graph.KindText}, nil
+					}}}
+			}
+			old, err := NewCorpus(cfg("Tomatoes ripen under the old extraction.", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old.extraction = tc.built
+			if _, err := old.Refresh(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := old.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			c := refreshedCorpus(t, cfg("Tomatoes ripen under the new extraction.", &countingEmbedder{}))
+			st := c.Stats()
+			if got := strings.Contains(st.Rebuilt, "extraction"); got != tc.rebuilt || (st.Extracted == 1) != tc.rebuilt {
+				t.Fatalf("rebuilt %q, %d files extracted; want rebuilt %v", st.Rebuilt, st.Extracted, tc.rebuilt)
+			}
+			want := map[bool]string{true: "new", false: "old"}[tc.rebuilt]
+			hits, err := c.Search(t.Context(), "tomatoes ripen", 1)
+			if err != nil || len(hits) != 1 || !strings.Contains(hits[0].Snippet, want) {
+				t.Fatalf("hits %+v %v, want the %s text", hits, err, want)
+			}
+			if st := awaitDense(t, c); !st.Ready {
+				t.Fatalf("dense stage %+v", st)
+			}
+			c.mu.Lock()
+			ps := c.dense.ps
+			c.mu.Unlock()
+			if len(ps) != 1 || !strings.Contains(ps[0].Text, want) {
+				t.Fatalf("dense stage passages %+v, want the %s text", ps, want)
+			}
+		})
+	}
+}
+
+// TestCheckMeta: the stored format record against the running worker's;
+// a record written before extraction versions were recorded is version
+// 0, an older one.
+func TestCheckMeta(t *testing.T) {
+	chunk := IngestChunkConfig(DefaultChunkTarget).withDefaults()
+	want := indexMeta{Format: indexFormat, Extraction: extractionVersion, Chunk: chunk}
+	record := func(m any) []byte {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		stored []byte
+		why    string // a part of the reason; "" for none
+	}{
+		{"same", record(want), ""},
+		{"before extraction versions", record(struct {
+			Format int         `json:"format"`
+			Chunk  ChunkConfig `json:"chunk"`
+		}{indexFormat, chunk}), "extraction 0 "},
+		{"older extraction", record(indexMeta{Format: indexFormat, Extraction: extractionVersion - 1, Chunk: chunk}), "extraction"},
+		{"other chunks", record(indexMeta{Format: indexFormat, Extraction: extractionVersion, Chunk: IngestChunkConfig(600)}), "chunks"},
+		{"none", nil, "no format record"},
+		{"garbage", []byte("{"), "unreadable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx, err := bleve.NewMemOnly(passageMapping())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer idx.Close()
+			if tc.stored != nil {
+				if err := idx.SetInternal([]byte(metaKey), tc.stored); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := checkMeta(idx, want)
+			if (tc.why == "") != (got == "") || !strings.Contains(got, tc.why) {
+				t.Fatalf("checkMeta = %q, want %q", got, tc.why)
+			}
+		})
 	}
 }
