@@ -500,9 +500,12 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	// more than a system message read thousands of tokens earlier.
 	b.WriteString("\n" + composeReminder + "\n")
 	res := ComposeResult{}
-	text, err := a.composeChecked(ctx, in, system, b.String(), composeReminder, evidence, &res)
+	text, cut, err := a.composeChecked(ctx, in, system, b.String(), composeReminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
+	}
+	if cut {
+		text = wholeSentences(text)
 	}
 	res.Markdown = strings.TrimSpace(text)
 	res.Cited = citedNumbers(res.Markdown)
@@ -522,16 +525,19 @@ const (
 // must occur in the cited evidence. Invalid citations get one repair call,
 // then are removed; a draft that cites nothing gets one call asking for
 // the numbers. Sentences that copy the instructions (system, reminder, a
-// repair request) are dropped from the answer.
-func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system, user, reminder string, evidence map[int]string, res *ComposeResult) (string, error) {
-	call := func(prompt string) (string, error) {
+// repair request) are dropped from the answer. cut says whether the call
+// whose text is returned may have stopped at its max_tokens (cutByBound):
+// its last sentence may end mid-word, for the caller to drop
+// (wholeSentences).
+func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system, user, reminder string, evidence map[int]string, res *ComposeResult) (text string, cut bool, err error) {
+	call := func(prompt string) (string, bool, error) {
 		r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: prompt, MaxTokens: orDefault(in.MaxTokens, config.Defaults().LLM.ComposeTokens), NoThink: true}, nil)
 		if err != nil {
 			err = fmt.Errorf("compose part %d: %w", in.Part, err)
 			if !llm.IsRetryable(err) && ctx.Err() == nil { // a refusal or a bad request: the same call fails again
-				return "", nonRetryable(ErrLLM, err)
+				return "", false, nonRetryable(ErrLLM, err)
 			}
-			return "", err
+			return "", false, err
 		}
 		res.Tokens += r.Usage.TotalTokens
 		res.PromptTokens += r.Usage.PromptTokens
@@ -540,19 +546,19 @@ func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system
 		m := activity.GetMetricsHandler(ctx)
 		m.Timer("lethe_llm_latency").Record(r.Latency)
 		m.Counter("lethe_llm_calls_total").Inc(1)
-		return r.Content, nil
+		return r.Content, cutByBound(r.FinishReason), nil
 	}
-	text, err := call(user)
+	text, cut, err = call(user)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	text = dropEchoes(text, system, reminder, invalidFix, uncitedFix)
 	switch bad := CheckCitations(text, evidence); {
 	case len(bad) > 0:
 		res.RepairCalls++
 		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\n"+invalidFix, user, text, strings.Join(bad, "; "))
-		if repaired, err := call(fix); err == nil {
-			text = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix)
+		if repaired, rcut, err := call(fix); err == nil {
+			text, cut = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix), rcut
 		}
 		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
 	case len(evidence) > 0 && len(citedNumbers(text)) == 0:
@@ -560,12 +566,12 @@ func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system
 		// call asks for the numbers; a draft that still cites nothing stands.
 		res.RepairCalls++
 		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\n"+uncitedFix, user, text, slices.Min(slices.Collect(maps.Keys(evidence))))
-		if repaired, err := call(fix); err == nil {
-			text = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix)
+		if repaired, rcut, err := call(fix); err == nil {
+			text, cut = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix), rcut
 		}
 		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
 	}
-	return text, nil
+	return text, cut, nil
 }
 
 // echoMinChars is the shortest sentence dropEchoes judges: shorter ones

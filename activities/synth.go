@@ -324,11 +324,21 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	for _, f := range facts {
 		evidence[f.N] = sec.Evidence[f.N]
 	}
-	text, err := a.composeChecked(ctx, in, system, b.String(), sectionReminder, evidence, &res)
+	text, cut, err := a.composeChecked(ctx, in, system, b.String(), sectionReminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
 	}
-	para, placed := placeCitations(Prose(text), evidence)
+	prose := Prose(text)
+	if cut {
+		// A sentence the token bound cut ("…which limits fast chargin")
+		// goes; a draft without a whole sentence is an empty one, and
+		// becomes the facts paragraph below.
+		if whole := wholeSentences(prose); whole != prose {
+			logger(ctx, in.SessionID).Info("section cut by its token bound; its last whole sentence ends it", "section", title, "dropped", truncate(prose[len(whole):], 200))
+			prose = whole
+		}
+	}
+	para, placed := placeCitations(prose, evidence)
 	para = dropPromptTalk(dropRepeats(para))
 	if placed > 0 {
 		logger(ctx, in.SessionID).Info("section citations placed by their facts", "section", title, "placed", placed)
@@ -443,7 +453,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		user = summaryPrompt(in, ExtractFacts(in.Goal, evidence, FactOptions{K: in.Facts, MaxChars: 400, Follow: in.FactFollow}))
 	}
 	res := ComposeResult{}
-	text, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, system, user, reminder, evidence, &res)
+	text, cut, err := a.composeChecked(ctx, ComposeInput{Part: 0, MaxTokens: in.MaxTokens}, system, user, reminder, evidence, &res)
 	if err != nil {
 		return ComposeResult{}, err
 	}
@@ -451,7 +461,14 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		logger(ctx, in.SessionID).Warn("summary answer is not prose; the report has none", "answer", truncate(t, 200))
 		return res, nil
 	}
-	para, placed := placeCitations(Prose(text), evidence)
+	prose := Prose(text)
+	if cut {
+		if prose = wholeSentences(prose); prose == "" {
+			logger(ctx, in.SessionID).Warn("summary cut by its token bound before its first sentence ended; the report has none", "answer", truncate(text, 200))
+			return res, nil
+		}
+	}
+	para, placed := placeCitations(prose, evidence)
 	if placed > 0 {
 		logger(ctx, in.SessionID).Info("summary citations placed by their facts", "placed", placed)
 	}
@@ -473,6 +490,58 @@ func firstSentences(md string, n int) string {
 		return md
 	}
 	return strings.TrimSpace(md[:sents[n-1].End])
+}
+
+// cutByBound says whether a composition answer may have been cut by the
+// call's max_tokens: the server says so ("length"), or says nothing of
+// why it stopped. "stop" and the rest leave the text as written.
+func cutByBound(finish string) bool { return finish == "length" || finish == "" }
+
+// wholeSentences is md without the unfinished end the token bound left:
+// its last line cut after its last sentence that ends with . ! or ?
+// (closing quotes and its citation marks kept, before or after the
+// punctuation: "… [2]." and "…. [2]"), or dropped when it has none. A
+// decimal or version ("v2.1 is") or an abbreviation ("etc.") ends no
+// sentence (contract.SplitSentences). A last line without sentences (a
+// heading, a code fence) is left as it is.
+func wholeSentences(md string) string {
+	md = strings.TrimRightFunc(md, unicode.IsSpace)
+	head, last := "", md
+	if i := strings.LastIndexByte(md, '\n'); i >= 0 {
+		head, last = md[:i+1], md[i+1:]
+	}
+	sents := contract.SplitSentences(last)
+	if len(sents) == 0 {
+		return md
+	}
+	keep := 0
+	for i := len(sents) - 1; i >= 0; i-- {
+		if finished(last, sents[i]) {
+			keep = sents[i].End
+			break
+		}
+	}
+	return strings.TrimRightFunc(head+last[:keep], unicode.IsSpace)
+}
+
+// finished says whether sentence s of line ends with sentence-final
+// punctuation once its trailing citation marks and closing quotes are
+// set aside.
+func finished(line string, s contract.Sentence) bool {
+	end := s.End
+	for {
+		end = len(strings.TrimRight(line[:end], " \t"))
+		k := len(s.Marks) - 1
+		for k >= 0 && s.Marks[k].End != end {
+			k--
+		}
+		if k < 0 {
+			break
+		}
+		end = s.Marks[k].Start
+	}
+	t := strings.TrimRight(line[s.Start:end], "\"')*_”’ \t")
+	return t != "" && strings.ContainsRune(".!?", rune(t[len(t)-1]))
 }
 
 // summaryPrompt is the summary call's user message: the goal, the report,

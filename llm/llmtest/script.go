@@ -59,6 +59,10 @@ type Rule struct {
 	// real model's latency varies; identical delays keep concurrent
 	// sessions in lockstep, which no deployment sees.
 	JitterMS int `json:"jitter_ms"`
+	// Finish is the finish_reason reported; "" means "stop". "length"
+	// says the reply was cut by the request's max_tokens, as a real
+	// server does when the bound is reached (the reply is not cut here).
+	Finish string `json:"finish,omitempty"`
 	// Expand replaces ${name} in Reply and Thinking with the named capture
 	// groups (?P<name>...) of the Match regexes, so a reply can echo ids
 	// from the prompt.

@@ -215,6 +215,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	rec.Status = http.StatusOK
 	s.record(rec)
 	a := newChatAnswer(req, rec, reply, thinking)
+	if rule != nil && rule.Finish != "" {
+		a.finish = rule.Finish
+	}
 	if !req.Stream {
 		a.write(w)
 		return
@@ -307,6 +310,7 @@ func (s *Server) scriptedFault(w http.ResponseWriter, r *http.Request, rule *com
 type chatAnswer struct {
 	id, model       string
 	reply, thinking string
+	finish          string // finish_reason
 	usage           map[string]int
 }
 
@@ -322,7 +326,7 @@ func newChatAnswer(req chatRequest, rec Recorded, reply, thinking string) chatAn
 	usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
 	return chatAnswer{
 		id:    fmt.Sprintf("chatcmpl-%016x", hash64(rec.System+"\x00"+rec.User)),
-		model: model, reply: reply, thinking: thinking, usage: usage,
+		model: model, reply: reply, thinking: thinking, finish: "stop", usage: usage,
 	}
 }
 
@@ -335,7 +339,7 @@ func (a chatAnswer) write(w http.ResponseWriter) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": a.id, "object": "chat.completion", "created": 0, "model": a.model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": a.finish}},
 		"usage":   a.usage,
 	})
 }
@@ -363,7 +367,7 @@ func (a chatAnswer) stream(w http.ResponseWriter, includeUsage bool) {
 			return
 		}
 	}
-	if !ev.send(a.chunk(map[string]any{}, "stop")) {
+	if !ev.send(a.chunk(map[string]any{}, a.finish)) {
 		return
 	}
 	if includeUsage {

@@ -387,3 +387,20 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
+
+// TestFinish: a rule's Finish is the reported finish_reason ("stop" when
+// unset), as a server says a reply was cut by max_tokens.
+func TestFinish(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "cut", Match: []string{`cut`}, Reply: "which limits fast chargin", Finish: "length"},
+		{Name: "whole", Reply: "A whole sentence."},
+	}})
+	defer srv.Close()
+	for _, tc := range []struct{ user, want string }{{"cut it", "length"}, {"keep it", "stop"}} {
+		a := chat(t, srv.URL(), "", tc.user)
+		got := a.body["choices"].([]any)[0].(map[string]any)["finish_reason"]
+		if got != tc.want {
+			t.Errorf("%q: finish_reason %v, want %q", tc.user, got, tc.want)
+		}
+	}
+}
