@@ -49,6 +49,37 @@ if [ -z "${LETHE_RESEARCH_PROVIDERS:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
   echo "search providers: $LETHE_RESEARCH_PROVIDERS (set LETHE_RESEARCH_PROVIDERS to choose)" >&2
 fi
 
+# The worker's Prometheus listener (telemetry.metrics_addr, default
+# 127.0.0.1:9464): a `make run` beside a running worker took the same port,
+# and its worker exited with "bind: address already in use". Unless an
+# address is chosen (LETHE_TELEMETRY_METRICS_ADDR, empty to turn metrics
+# off, or metrics_addr in $LETHE_CONFIG), the first loopback port from 9464
+# that nothing listens on is used.
+metrics_chosen() {
+  [ -n "${LETHE_TELEMETRY_METRICS_ADDR+set}" ] ||
+    { [ -n "${LETHE_CONFIG:-}" ] && grep -q 'metrics_addr' "$LETHE_CONFIG" 2>/dev/null; }
+}
+# free_port FROM TO: the first port in FROM..TO that refuses a connection
+# on 127.0.0.1 (the worker binds it a moment later; a port taken between
+# the two shows as the worker's bind error below).
+free_port() {
+  local p
+  for p in $(seq "$1" "$2"); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  return 1
+}
+if metrics_chosen; then
+  [ -z "${LETHE_TELEMETRY_METRICS_ADDR:-}" ] || echo "metrics: http://$LETHE_TELEMETRY_METRICS_ADDR/metrics" >&2
+elif port=$(free_port 9464 9563); then
+  export LETHE_TELEMETRY_METRICS_ADDR=127.0.0.1:$port
+  busy=""
+  [ "$port" = 9464 ] || busy=", 9464 is in use"
+  echo "metrics: http://$LETHE_TELEMETRY_METRICS_ADDR/metrics (first free port from 9464$busy; set LETHE_TELEMETRY_METRICS_ADDR to choose)" >&2
+else
+  echo "metrics: no free port in 127.0.0.1:9464-9563; the worker's default may fail to bind" >&2
+fi
+
 # model_of URL KEY: the model a server names first in GET URL/v1/models.
 model_of() {
   local auth=()
