@@ -14,4 +14,6 @@ package research
 //
 //	0  indexes written before the version was recorded
 //	1  PDF running headers and footers dropped (pdf_running.go)
-const extractionVersion = 1
+//	2  PDF text read raw from pdftotext's <pre>, not parsed as HTML
+//	   (parsePdftotextHTML: "<" in the text had swallowed passages)
+const extractionVersion = 2

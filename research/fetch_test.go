@@ -40,6 +40,28 @@ func TestPDFConverter(t *testing.T) {
 	}
 }
 
+// TestParsePdftotextHTML: the page text is pdftotext's, raw: a "<" in
+// it opens no tag (pdftotext does not escape it), and output cut at the
+// text cap keeps what came.
+func TestParsePdftotextHTML(t *testing.T) {
+	head := "<!DOCTYPE html><html>\n<head>\n<title>Shell &amp; tools</title>\n</head>\n<body>\n<pre>\n"
+	for _, tc := range []struct{ name, in, title, text string }{
+		{"raw text", head + "cd </etc/motd pager\n#include <stdio.h>\nmake && make install\n\fpage two\n</pre>\n</body>\n</html>\n",
+			"Shell & tools", "cd </etc/motd pager\n#include <stdio.h>\nmake && make install\n\fpage two\n"},
+		{"cut at the cap", head + "first page\n\fsecond pa", "Shell & tools", "first page\n\fsecond pa"},
+		{"escaped text", head + "a &lt;b&gt; &amp;&amp; c\n</pre></body></html>", "Shell & tools", "a <b> && c\n"},
+		{"a </pre> in the text", head + "x </pre> y\n</pre></body></html>", "Shell & tools", "x </pre> y\n"},
+		{"no pre", "<html><head><title>T</title></head><body></body></html>", "T", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title, text := parsePdftotextHTML([]byte(tc.in))
+			if title != tc.title || text != tc.text {
+				t.Errorf("got %q, %q; want %q, %q", title, text, tc.title, tc.text)
+			}
+		})
+	}
+}
+
 func TestReflowPDFText(t *testing.T) {
 	in := "Title line\n\nfirst line of a\nparagraph with electro-\nlyte and Li-\nIon\n\f second page\n"
 	want := "Title line\n\nfirst line of a paragraph with electrolyte and Li- Ion\n\nsecond page"

@@ -124,20 +124,42 @@ func (p PDFConverter) Extractor() Extractor {
 	}
 }
 
-// parsePdftotextHTML reads pdftotext -htmlmeta output: <title> and the text
-// of <pre>.
+// parsePdftotextHTML reads pdftotext -htmlmeta output: the <title> of its
+// head (escaped there) and the text between <pre> and the last </pre>,
+// taken as it is. pdftotext (poppler 22.12) does not escape the page
+// text: parsed as HTML, "cd </etc/motd pager" or "#include <stdio.h>"
+// opened a tag that swallowed the text up to the next ">", 4.4 % of the
+// Debian Reference PDF's words (docs/research.md, "PDFs"). Output cut at
+// Limits.MaxTextBytes has no </pre>: the text runs to its end. A body
+// that holds no bare "<" but entities is taken as escaped, should a
+// pdftotext escape it.
 func parsePdftotextHTML(b []byte) (title, text string) {
-	root, err := html.Parse(bytes.NewReader(bytes.ToValidUTF8(b, []byte("\uFFFD"))))
+	b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	open := bytes.Index(b, []byte("<pre>"))
+	if open < 0 {
+		return pdfTitle(b), ""
+	}
+	end := bytes.LastIndex(b, []byte("</pre>"))
+	if end < open {
+		end = len(b)
+	}
+	body := string(b[open+len("<pre>") : end])
+	if !strings.Contains(body, "<") && (strings.Contains(body, "&lt;") || strings.Contains(body, "&amp;")) {
+		body = html.UnescapeString(body)
+	}
+	return pdfTitle(b[:open]), strings.TrimPrefix(body, "\n")
+}
+
+// pdfTitle is the <title> of pdftotext's HTML head.
+func pdfTitle(head []byte) string {
+	root, err := html.Parse(bytes.NewReader(head))
 	if err != nil {
-		return "", string(b)
+		return ""
 	}
 	if t := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Title }); t != nil {
-		title = collapseSpace(textContent(t))
+		return collapseSpace(textContent(t))
 	}
-	if pre := findFirst(root, func(n *html.Node) bool { return n.DataAtom == atom.Pre }); pre != nil {
-		text = textContent(pre)
-	}
-	return title, text
+	return ""
 }
 
 // reflowPDFText joins the hard-wrapped lines of each block into one
