@@ -677,13 +677,20 @@ var promptWords = map[string]bool{
 	"answer": true, "need": true, "know": true, "thing": true, "see": true, "unverified": true,
 }
 
+// promptFrameRe is the frame of a composition prompt (composeSection's
+// and the parts' "This is part n of m of the report: the section "…".
+// Facts:"), echoed by a 1.5B model at the start of what it wrote and run
+// into its first fact (dr-010, eleventh evaluation run): the frame goes,
+// the fact stays.
+var promptFrameRe = regexp.MustCompile(`(?i)\bthis is part \d+ of \d+(?: of the report)?(?::\s*the section\s*"[^"\n]*")?[.:]?\s*(?:(?:facts|material):\s*)?`)
+
 // dropPromptTalk removes the sentences of a paragraph that only talk
 // about the prompt: at least two content words, every one of them a
 // promptWord, no number. Such a sentence tells the reader nothing, and its
 // citation would be judged unsupported; a sentence with one word of the
 // subject stays.
 func dropPromptTalk(para string) string {
-	pieces := sentencePieces(para)
+	pieces := sentencePieces(promptFrameRe.ReplaceAllString(para, ""))
 	kept := make([]string, 0, len(pieces))
 	for _, p := range pieces {
 		if !aboutThePrompt(profile(p)) {

@@ -253,6 +253,12 @@ func TestDropPromptTalk(t *testing.T) {
 		{"See the facts.", ""},
 		{"See the pinning facts.", "See the pinning facts."},
 		{"No meta sentence here [1]. Another fact there [2].", "No meta sentence here [1]. Another fact there [2]."},
+		// The section prompt's frame, echoed and run into the first fact
+		// (eleventh evaluation run, dr-010): the frame goes.
+		{`This is part 1 of 1 of the report: the section "Which file stops Recommends?" Facts: There is no need to set Pin-Priority explicitly [2].`,
+			"There is no need to set Pin-Priority explicitly [2]."},
+		{"This is part 2 of 3. Material: The port is 631 [1].", "The port is 631 [1]."},
+		{"Part 2 of the manual covers printing [1].", "Part 2 of the manual covers printing [1]."},
 	} {
 		if got := dropPromptTalk(c.in); got != c.want {
 			t.Errorf("dropPromptTalk(%q)\n got %q\nwant %q", c.in, got, c.want)
