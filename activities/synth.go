@@ -160,21 +160,55 @@ func factPieces(evidence map[int]string, maxChars int) []piece {
 	var out []piece
 	for _, n := range ns {
 		lines := strings.Split(evidence[n], "\n")
+		fence := false
 		for k, line := range lines {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fence = !fence
+				continue
+			}
 			line = strings.Join(strings.Fields(line), " ")
+			if fence {
+				out = append(out, codePieces(n, line, maxChars)...)
+				continue
+			}
 			head := headingLine(line, k+1 == len(lines) || strings.TrimSpace(lines[k+1]) == "")
 			for _, sent := range splitPassage(line, maxChars) {
-				if sent == "" {
-					continue
+				if sent != "" {
+					out = append(out, newPiece(n, sent, head))
 				}
-				ws := wordCounts(sent)
-				l := 0
-				for _, c := range ws {
-					l += c
-				}
-				out = append(out, piece{n: n, text: sent, words: ws, len: l, heading: head})
 			}
 		}
+	}
+	return out
+}
+
+func newPiece(n int, text string, heading bool) piece {
+	ws := wordCounts(text)
+	l := 0
+	for _, c := range ws {
+		l += c
+	}
+	return piece{n: n, text: text, words: ws, len: l, heading: heading}
+}
+
+// codePieces is one line of a code block as an inline code span, not cut
+// into sentences ("cd .. && make" is one command). Its fence lines are
+// not pieces: a fact that ran "You can change it by the following. ```
+// $ sudo update-alternatives --config editor" into the report left an
+// open fence in a paragraph of prose, and the 1.5B composer ran the next
+// fact's table row into it (eleventh evaluation run, dr-010 and dr-053).
+// A line over maxChars is cut as a sentence is, each part its own span.
+func codePieces(n int, line string, maxChars int) []piece {
+	if line == "" {
+		return nil
+	}
+	var out []piece
+	for _, part := range cutPiece(line, max(maxChars-2, 1)) {
+		text := part
+		if !strings.Contains(part, "`") {
+			text = "`" + part + "`"
+		}
+		out = append(out, newPiece(n, text, false))
 	}
 	return out
 }

@@ -177,6 +177,41 @@ func TestExtractFactsAnswerFollows(t *testing.T) {
 	}
 }
 
+// TestExtractFactsCodeBlocks is the same paragraph as the corpus passage
+// writes it, the command in a fenced block (research/extract_html.go): a
+// code line is a fact piece of its own as an inline code span, whole,
+// whatever dots it holds, and no fence reaches a fact; a line of a root
+// prompt ("# …") is a command, not a heading.
+func TestExtractFactsCodeBlocks(t *testing.T) {
+	ev := map[int]string{1: "Debian provides unified access to the system default editor via command \"/usr/bin/editor\". You can change it by the following.\n" +
+		"```\n$ sudo update-alternatives --config editor\n```\n" +
+		"The choice \"/usr/bin/vim.basic\" over \"/usr/bin/vim.tiny\" is my recommendation.\n\n" +
+		"```\n# cd /usr/src/linux. && make menuconfig\n```\n" +
+		"| NORMAL | :q | quit vim |"}
+	fs := ExtractFacts("change system default editor update-alternatives", ev, FactOptions{K: 2, MaxChars: 400, Follow: 1})
+	if len(fs) != 2 || !strings.HasPrefix(fs[1].Text, "`$ sudo update-alternatives --config editor` The choice") {
+		t.Fatalf("facts %v, want the command as a code span", fs)
+	}
+	for _, f := range fs {
+		if strings.Contains(f.Text, "```") {
+			t.Errorf("a fence reached fact %q", f.Text)
+		}
+		if _, ok := ContainedIn(f.Text, []string{NormalizeContain(ev[1])}); !ok {
+			t.Errorf("fact %q is not one span of its source", f.Text)
+		}
+	}
+	fs = ExtractFacts("make menuconfig linux", ev, FactOptions{K: 1, MaxChars: 400})
+	if len(fs) != 1 || fs[0].Text != "`# cd /usr/src/linux. && make menuconfig`" {
+		t.Errorf("root-prompt command: %v", fs)
+	}
+	long := strings.Repeat("x ", 60)
+	for _, p := range factPieces(map[int]string{1: "```\n" + long + "\n```"}, 40) {
+		if n := len([]rune(p.text)); n > 40 || !strings.HasPrefix(p.text, "`") || !strings.HasSuffix(p.text, "`") {
+			t.Errorf("long code line piece %q (%d runes)", p.text, n)
+		}
+	}
+}
+
 // TestDropEchoes: the repair request a small model copied into a report
 // section (a real-model evaluation, dr-003) is dropped with its markers;
 // the material's sentences and the headings stay.

@@ -67,17 +67,30 @@ func Sentences(answer string) []Sentence {
 	return out
 }
 
-// splitSentences splits one line at ., ! or ? followed by a space; a run
-// of citations right after the break ("… grows. [2] Next") belongs to the
-// sentence before it.
+// closers are what may stand between a sentence's end and the space after
+// it: closing quotes, a parenthesis, emphasis.
+const closers = `"')”’*_`
+
+// splitSentences splits one line at ., ! or ? followed by a space, or by
+// closers and a space ("… was \"vi\".) Next": one run of the twelve
+// joined such a sentence to the table row after it and judged the pair);
+// a run of citations right after the break ("… grows. [2] Next") belongs
+// to the sentence before it.
 func splitSentences(line string) []Sentence {
 	var parts []string
 	start := 0
 	rs := []rune(line)
 	for i := 0; i < len(rs)-1; i++ {
-		if strings.ContainsRune(".!?", rs[i]) && unicode.IsSpace(rs[i+1]) && !abbreviation(rs[:i]) {
-			parts = append(parts, string(rs[start:i+1]))
-			start = i + 1
+		if !strings.ContainsRune(".!?", rs[i]) || abbreviation(rs[:i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(rs) && strings.ContainsRune(closers, rs[j]) {
+			j++
+		}
+		if j < len(rs) && unicode.IsSpace(rs[j]) {
+			parts = append(parts, string(rs[start:j]))
+			start, i = j, j-1
 		}
 	}
 	parts = append(parts, string(rs[start:]))
