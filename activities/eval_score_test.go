@@ -53,7 +53,7 @@ func TestScoreCitations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	a, err := service.NewActivities(cfg, load.Sources{}, store)
+	a, err := service.NewActivities(cfg, load.Sources{}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

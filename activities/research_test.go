@@ -232,7 +232,7 @@ func newScriptedEnv(t *testing.T, dir string, extra map[string]string, script ll
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	a, err := service.NewActivities(cfg, load.Sources{}, store)
+	a, err := service.NewActivities(cfg, load.Sources{}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestVerifyCitationsByContainment(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	a, err := service.NewActivities(cfg, load.Sources{}, store)
+	a, err := service.NewActivities(cfg, load.Sources{}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

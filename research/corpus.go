@@ -99,6 +99,12 @@ type CorpusConfig struct {
 	// before it searches without one. 0: DefaultDenseWait; negative: no
 	// wait.
 	DenseWait time.Duration
+	// OnUpdate, when set, is called after an update that extracted or
+	// removed files, with the index's statistics (Rebuilt only on the
+	// update that followed a rebuild), under the corpus's lock: the
+	// worker logs it, as a first search that takes minutes after an
+	// upgrade is otherwise unexplained.
+	OnUpdate func(IndexStats)
 }
 
 // IndexStats describes the corpus index after its last (re)build.
@@ -130,6 +136,7 @@ type Corpus struct {
 	workers  int
 	limits   Limits
 	now      func() time.Time
+	onUpdate func(IndexStats)
 	// extraction is the extractionVersion the index is built under (a
 	// field so that a test can build an index as an older worker did).
 	extraction int
@@ -222,7 +229,7 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		workers:    cfg.Workers,
 		limits:     lim,
 		now:        time.Now,
-		extraction: extractionVersion,
+		extraction: extractionVersion, onUpdate: cfg.OnUpdate,
 		indexDir:   cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
 		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel, denseN: cfg.Dense, denseMax: cfg.DenseMax, denseWait: cfg.DenseWait,
 	}

@@ -226,6 +226,7 @@ func (c *Corpus) refresh(ctx context.Context, force bool) error {
 		return nil
 	}
 	start := time.Now()
+	opened := c.ix == nil
 	if err := c.open(); err != nil {
 		return err
 	}
@@ -249,6 +250,13 @@ func (c *Corpus) refresh(ctx context.Context, force bool) error {
 	}
 	c.fp, c.fpValid = fp, true
 	c.recordStats(len(files), extracted, changed, fp, now, start)
+	if c.onUpdate != nil && (extracted > 0 || changed > 0) {
+		st := c.stats
+		if !opened {
+			st.Rebuilt = ""
+		}
+		c.onUpdate(st)
+	}
 	return c.startDense()
 }
 

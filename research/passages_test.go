@@ -465,3 +465,45 @@ func TestCheckMeta(t *testing.T) {
 		})
 	}
 }
+
+// TestCorpusOnUpdate: the update callback reports each update that
+// extracted or removed files, says why when the index was rebuilt (an
+// index of another extraction version), and is silent when nothing
+// changed.
+func TestCorpusOnUpdate(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	writeFile(t, root, "a.txt", "Tomatoes ripen in the sun.")
+	writeFile(t, root, "b.txt", "Roses need pruning in spring.")
+	var got []IndexStats
+	cfg := CorpusConfig{Root: root, IndexDir: dir, OnUpdate: func(st IndexStats) { got = append(got, st) }}
+	old, err := NewCorpus(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.extraction = extractionVersion - 1
+	if _, err := old.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Extracted != 2 || got[0].Rebuilt != "" {
+		t.Fatalf("first build: %+v", got)
+	}
+	c := refreshedCorpus(t, cfg) // the current version: rebuilt
+	if len(got) != 2 || got[1].Extracted != 2 || !strings.Contains(got[1].Rebuilt, "extraction") {
+		t.Fatalf("after an upgrade: %+v", got[1:])
+	}
+	if _, err := c.Refresh(t.Context()); err != nil || len(got) != 2 {
+		t.Fatalf("nothing changed, yet %d calls (%v)", len(got), err)
+	}
+	if err := os.Remove(filepath.Join(root, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[2].Changed != 1 || got[2].Rebuilt != "" || got[2].Docs != 1 {
+		t.Fatalf("after a removal: %+v", got[2:])
+	}
+}

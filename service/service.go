@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.uber.org/zap"
 
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/config"
@@ -57,7 +58,7 @@ func OpenStore(cfg config.Config) (graph.Store, error) {
 
 // NewActivities builds the activities' clients from the worker's config,
 // which was loaded from src.
-func NewActivities(cfg config.Config, src load.Sources, store graph.Store) (*activities.Activities, error) {
+func NewActivities(cfg config.Config, src load.Sources, store graph.Store, log *zap.Logger) (*activities.Activities, error) {
 	hc := &http.Client{}
 	a := &activities.Activities{
 		Cfg:     cfg,
@@ -81,6 +82,9 @@ func NewActivities(cfg config.Config, src load.Sources, store graph.Store) (*act
 	if cfg.Research.CorpusDir != "" {
 		cc := activities.CorpusConfig(cfg)
 		cc.Embedder = a.Embed
+		if log != nil {
+			cc.OnUpdate = func(st research.IndexStats) { logIndexUpdate(log, st) }
+		}
 		c, err := research.NewCorpus(cc)
 		if err != nil {
 			return nil, fmt.Errorf("research corpus: %w", err)
@@ -107,4 +111,17 @@ func RegisterWorkflows(r worker.WorkflowRegistry) {
 // RegisterActivities registers every activity method of a.
 func RegisterActivities(r worker.ActivityRegistry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+}
+
+// logIndexUpdate logs an update of the corpus index: the files extracted
+// and, after an upgrade that changed what extraction makes of a file (or
+// a damaged index), why the whole index was rebuilt.
+func logIndexUpdate(log *zap.Logger, st research.IndexStats) {
+	fields := []zap.Field{zap.String("root", st.Root), zap.Int("files", st.Files), zap.Int("extracted", st.Extracted),
+		zap.Int("changed", st.Changed), zap.Int("passages", st.Passages), zap.Int("skipped", len(st.Skipped)), zap.Duration("took", st.Duration)}
+	if st.Rebuilt != "" {
+		log.Info("corpus index rebuilt", append(fields, zap.String("why", st.Rebuilt))...)
+		return
+	}
+	log.Info("corpus index updated", fields...)
 }

@@ -60,7 +60,7 @@ func run(file, level, queueFlag string) error {
 		return err
 	}
 	defer store.Close()
-	acts, err := service.NewActivities(cfg, src, store)
+	acts, err := service.NewActivities(cfg, src, store, z)
 	if err != nil {
 		return err
 	}

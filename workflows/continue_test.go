@@ -52,7 +52,7 @@ func chain(t *testing.T, iterations, every int) (workflows.SessionState, workflo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}}, store)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

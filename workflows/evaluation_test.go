@@ -54,7 +54,7 @@ func evalEnvVia(t *testing.T, extra map[string]string, via func(*llmtest.Server)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

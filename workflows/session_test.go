@@ -60,7 +60,7 @@ func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
