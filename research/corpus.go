@@ -230,7 +230,7 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		limits:     lim,
 		now:        time.Now,
 		extraction: extractionVersion, onUpdate: cfg.OnUpdate,
-		indexDir:   cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
+		indexDir: cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
 		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel, denseN: cfg.Dense, denseMax: cfg.DenseMax, denseWait: cfg.DenseWait,
 	}
 	if c.denseMax <= 0 {
