@@ -22,6 +22,11 @@ func TestWholeSentences(t *testing.T) {
 		{"last line whole", "## Part\n\nFirst [1].\n\nSecond [2]. Third", "## Part\n\nFirst [1].\n\nSecond [2]."},
 		{"heading last", "Text [1].\n\n## Next", "Text [1].\n\n## Next"},
 		{"empty", "", ""},
+		{"cut in a code block", "Run this [1].\n\n```\n$ sudo apt-get update\n$ sudo apt-get inst", "Run this [1].\n\n```\n$ sudo apt-get update\n```"},
+		{"cut on a block's first line", "Run this [1].\n\n```\n$ sudo apt-get inst", "Run this [1]."},
+		{"closed block stays", "Run this [1].\n\n```\n$ make\n```\n\nThen it is cut mid", "Run this [1].\n\n```\n$ make\n```"},
+		{"cut right after a fence", "Run this [1].\n\n```", "Run this [1]."},
+		{"tilde fence", "Run [1].\n  ~~~\n$ a\n$ b", "Run [1].\n  ~~~\n$ a\n~~~"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := wholeSentences(tc.in); got != tc.want {

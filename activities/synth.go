@@ -537,9 +537,14 @@ func cutByBound(finish string) bool { return finish == "length" || finish == "" 
 // punctuation: "… [2]." and "…. [2]"), or dropped when it has none. A
 // decimal or version ("v2.1 is") or an abbreviation ("etc.") ends no
 // sentence (contract.SplitSentences). A last line without sentences (a
-// heading, a code fence) is left as it is.
+// heading, a code fence) is left as it is. A text cut inside a code
+// block loses the block's last line, which may be a command cut short,
+// and the block is closed (closeCutFence).
 func wholeSentences(md string) string {
 	md = strings.TrimRightFunc(md, unicode.IsSpace)
+	if closed, ok := closeCutFence(md); ok {
+		return closed
+	}
 	head, last := "", md
 	if i := strings.LastIndexByte(md, '\n'); i >= 0 {
 		head, last = md[:i+1], md[i+1:]
@@ -557,6 +562,37 @@ func wholeSentences(md string) string {
 	}
 	return strings.TrimRightFunc(head+last[:keep], unicode.IsSpace)
 }
+
+// closeCutFence handles md that ends inside a code block (an odd count of
+// fence lines): its last line goes, and a fence line closes the block,
+// unless nothing is left of it, in which case its opening fence goes
+// too. ok is false when md does not end inside a block.
+func closeCutFence(md string) (string, bool) {
+	lines := strings.Split(md, "\n")
+	open := -1
+	for i, l := range lines {
+		if fenceLineRe.MatchString(l) {
+			if open < 0 {
+				open = i
+			} else {
+				open = -1
+			}
+		}
+	}
+	if open < 0 {
+		return md, false
+	}
+	fence := fenceLineRe.FindString(lines[open])
+	lines = lines[:len(lines)-1]
+	if len(lines) <= open+1 {
+		return strings.TrimRightFunc(strings.Join(lines[:open], "\n"), unicode.IsSpace), true
+	}
+	return strings.Join(lines, "\n") + "\n" + strings.TrimLeft(fence, " \t"), true
+}
+
+// fenceLineRe is a Markdown code fence line, as contract.SplitSentences
+// reads one.
+var fenceLineRe = regexp.MustCompile("^\\s*(```|~~~)")
 
 // finished says whether sentence s of line ends with sentence-final
 // punctuation once its trailing citation marks and closing quotes are
