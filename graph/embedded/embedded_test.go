@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -175,6 +176,29 @@ func TestOpenRejectsForeignFormat(t *testing.T) {
 	if s, err := embedded.Open(path); err == nil {
 		_ = s.Close()
 		t.Fatal("opened a file of another format")
+	}
+}
+
+// TestOpenLockedSays: a second Open of a file a store holds fails after
+// the lock wait, and says that another process holds it; the first store
+// is unharmed.
+func TestOpenLockedSays(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	second, err := embedded.Open(path)
+	if err == nil {
+		_ = second.Close()
+		t.Fatal("opened a file another store holds")
+	}
+	if !errors.Is(err, bolt.ErrTimeout) || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("error %q does not say the file is locked", err)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("the first store after the failed open: %v", err)
 	}
 }
 

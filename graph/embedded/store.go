@@ -76,6 +76,11 @@ var _ graph.Store = (*Store)(nil)
 // another process, fails after a few seconds instead of corrupting it.
 func Open(path string) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		// Two `make run`s with one RUN_DIR met here, and "timeout" alone
+		// did not say what to do.
+		return nil, fmt.Errorf("embedded open %s: the file is locked by another process (a worker already running on it? give this one another graph.path, or RUN_DIR for make run): %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded open %s: %w", path, err)
 	}
