@@ -47,7 +47,8 @@ func CorpusConfig(cfg config.Config) research.CorpusConfig {
 		// (which Ingest applies to what it reads): two workers with different
 		// config files build the same index (docs/parameters.md).
 		IndexDir: CorpusIndexDir(cfg), Chunk: research.IngestChunkConfig(research.DefaultChunkTarget),
-		Candidates: r.CorpusCandidates, RRFK: r.CorpusRRFK, EmbedModel: cfg.Embed.Model, Dense: r.CorpusDense, DenseMax: r.CorpusDenseMax, DenseWait: denseWait(r.CorpusDenseWait)}
+		Candidates: r.CorpusCandidates, RRFK: r.CorpusRRFK, EmbedModel: cfg.Embed.Model, Dense: r.CorpusDense, DenseMax: r.CorpusDenseMax, DenseWait: denseWait(r.CorpusDenseWait),
+		Dedup: corpusDedup(r.CorpusDedup)}
 	if pdf := pdfConverter(cfg); pdf != nil {
 		cc.Extensions = append(cc.Extensions, ".pdf")
 		cc.Extractors[".pdf"] = pdf.Extractor()
@@ -59,6 +60,15 @@ func CorpusConfig(cfg config.Config) research.CorpusConfig {
 		cc.Extensions = append(cc.Extensions, research.MediaExtensions()...)
 	}
 	return cc
+}
+
+// corpusDedup is research.corpus_dedup as CorpusConfig.Dedup takes it,
+// where 0 is the default: the parameter's 0 keeps all passages.
+func corpusDedup(share float64) float64 {
+	if share == 0 {
+		return -1
+	}
+	return share
 }
 
 // CorpusIndexDir is where the worker keeps its corpus index:

@@ -254,6 +254,7 @@ type Research struct {
 	CorpusDense         int           `mapstructure:"corpus_dense" json:"corpus_dense"`
 	CorpusDenseMax      int           `mapstructure:"corpus_dense_max" json:"corpus_dense_max"`
 	CorpusDenseWait     time.Duration `mapstructure:"corpus_dense_wait" json:"corpus_dense_wait"`
+	CorpusDedup         float64       `mapstructure:"corpus_dedup" json:"corpus_dedup"`
 	IngestLambda        float64       `mapstructure:"ingest_lambda" json:"ingest_lambda"`
 	IngestMaxChars      int           `mapstructure:"ingest_max_chars" json:"ingest_max_chars"`
 	IngestHitsInOrder   bool          `mapstructure:"ingest_hits_in_order" json:"ingest_hits_in_order"`

@@ -105,6 +105,10 @@ type CorpusConfig struct {
 	// worker logs it, as a first search that takes minutes after an
 	// upgrade is otherwise unexplained.
 	OnUpdate func(IndexStats)
+	// Dedup is the share of a passage's word sequences found in the
+	// passages ranked above it at which a search leaves it out
+	// (passage_dedup.go). 0: DefaultDedupShare; negative: keep all.
+	Dedup float64
 }
 
 // IndexStats describes the corpus index after its last (re)build.
@@ -146,6 +150,7 @@ type Corpus struct {
 	chunk      ChunkConfig
 	candidates int
 	rrfK       float64
+	dedup      float64
 	embed      Embedder
 	embedModel string
 	denseN     int
@@ -229,9 +234,10 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		workers:    cfg.Workers,
 		limits:     lim,
 		now:        time.Now,
-		extraction: extractionVersion, onUpdate: cfg.OnUpdate,
-		indexDir: cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
-		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel, denseN: cfg.Dense, denseMax: cfg.DenseMax, denseWait: cfg.DenseWait,
+		onUpdate:   cfg.OnUpdate,
+		extraction: extractionVersion,
+		indexDir:   cfg.IndexDir, slots: cfg.IndexSlots, chunk: cfg.Chunk, candidates: cfg.Candidates,
+		rrfK: cfg.RRFK, embed: cfg.Embedder, embedModel: cfg.EmbedModel, denseN: cfg.Dense, denseMax: cfg.DenseMax, denseWait: cfg.DenseWait, dedup: cfg.Dedup,
 	}
 	if c.denseMax <= 0 {
 		c.denseMax = DefaultDenseMax
@@ -243,6 +249,12 @@ func NewCorpus(cfg CorpusConfig) (*Corpus, error) {
 		c.chunk = IngestChunkConfig(DefaultChunkTarget)
 	}
 	c.chunk = c.chunk.withDefaults()
+	switch {
+	case c.dedup == 0:
+		c.dedup = DefaultDedupShare
+	case c.dedup < 0:
+		c.dedup = 0
+	}
 	if c.candidates <= 0 {
 		c.candidates = DefaultRerankCandidates
 	}

@@ -122,9 +122,7 @@ func (c *Corpus) searchPassages(ctx context.Context, q string, limit int, o Sear
 			return nil, nil, n, err
 		}
 		cands, scores = unionOrder(cands, d, qv, c.denseN, o.RRFK)
-		if len(cands) > limit {
-			cands, scores = cands[:limit], scores[:limit]
-		}
+		cands, scores = dropNearDuplicates(cands, scores, limit, c.dedup)
 		return cands, scores, n, nil
 	}
 	if c.embed != nil && len(cands) > 1 {
@@ -142,9 +140,7 @@ func (c *Corpus) searchPassages(ctx context.Context, q string, limit int, o Sear
 		}
 		cands, scores = re, rs
 	}
-	if len(cands) > limit {
-		cands, scores = cands[:limit], scores[:limit]
-	}
+	cands, scores = dropNearDuplicates(cands, scores, limit, c.dedup)
 	return cands, scores, tokens, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/research"
 )
@@ -34,6 +35,11 @@ type params struct {
 	rrfK        float64
 	hitsInOrder bool
 	minTrim     int
+	// pdf adds the corpus's PDFs, as a worker with pdftotext indexes
+	// them (the Debian Reference ships its PDF beside the HTML); dedup is
+	// research.corpus_dedup (0: keep all).
+	pdf   string
+	dedup float64
 }
 
 // cachedEmbedder remembers every vector by kind and text: the same
@@ -122,8 +128,16 @@ type engines struct {
 }
 
 func newEngines(ctx context.Context, root, indexDir string, emb research.Embedder, p params) (*engines, error) {
-	c, err := research.NewCorpus(research.CorpusConfig{Root: root, IndexDir: indexDir, Embedder: emb, EmbedModel: "bench",
-		Chunk: research.IngestChunkConfig(p.chunkChars), Dense: p.dense})
+	cc := research.CorpusConfig{Root: root, IndexDir: indexDir, Embedder: emb, EmbedModel: "bench",
+		Chunk: research.IngestChunkConfig(p.chunkChars), Dense: p.dense, Dedup: p.dedup}
+	if p.dedup == 0 {
+		cc.Dedup = -1
+	}
+	if p.pdf != "" {
+		cc.Extensions = append(research.DefaultCorpusExtensions(), ".pdf")
+		cc.Extractors = map[string]research.Extractor{".pdf": research.PDFConverter{Path: p.pdf, MaxPages: config.Defaults().Research.PDFMaxPages}.Extractor()}
+	}
+	c, err := research.NewCorpus(cc)
 	if err != nil {
 		return nil, err
 	}

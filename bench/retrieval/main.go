@@ -73,6 +73,8 @@ func main() {
 	flag.BoolVar(&eo.hitsInOrder, "hits-in-order", def.IngestHitsInOrder, "engine: hits first in search order (research.ingest_hits_in_order)")
 	flag.IntVar(&eo.minTrim, "min-trim", def.IngestMinTrim, "engine: cut the overflowing chunk to its best window when this many characters are left (research.ingest_min_trim; 0: drop it)")
 	sweep := flag.Bool("sweep", false, "engine: print recall and characters per option set over a grid, on the odd and even halves of the questions")
+	flag.StringVar(&eo.pdf, "pdf", "", "pdftotext: index the corpus's PDFs too, as a worker with pdftotext does (empty: HTML and text only)")
+	flag.Float64Var(&eo.dedup, "dedup", config.Defaults().Research.CorpusDedup, "search: research.corpus_dedup, the share of a passage's word sequences in passages ranked above it that leaves it out (0: keep all)")
 	facts := flag.Bool("facts", false, "print fact recall: the gold strings held by the facts a report section is written from (activities.ExtractFacts), per scoring")
 	flag.Parse()
 	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts); err != nil {
@@ -108,7 +110,8 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	}()
 	p := params{chunkChars: def.Research.ChunkChars, perPage: def.Research.MaxChunksPerPage, embedded: def.Research.MaxChunksEmbedded,
 		lambda: def.Research.IngestLambda, maxChars: def.Research.IngestMaxChars, k: k,
-		candidates: eo.candidates, dense: eo.dense, rrfK: eo.rrfK, hitsInOrder: eo.hitsInOrder, minTrim: eo.minTrim}
+		candidates: eo.candidates, dense: eo.dense, rrfK: eo.rrfK, hitsInOrder: eo.hitsInOrder, minTrim: eo.minTrim,
+		pdf: eo.pdf, dedup: eo.dedup}
 	if maxChars > 0 {
 		p.maxChars = maxChars
 	}
