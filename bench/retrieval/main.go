@@ -75,15 +75,16 @@ func main() {
 	sweep := flag.Bool("sweep", false, "engine: print recall and characters per option set over a grid, on the odd and even halves of the questions")
 	flag.StringVar(&eo.pdf, "pdf", "", "pdftotext: index the corpus's PDFs too, as a worker with pdftotext does (empty: HTML and text only)")
 	flag.Float64Var(&eo.dedup, "dedup", config.Defaults().Research.CorpusDedup, "search: research.corpus_dedup, the share of a passage's word sequences in passages ranked above it that leaves it out (0: keep all)")
+	pick := flag.Bool("pick", false, "print what a research run fetches: the gold strings in the first pages of Discover's candidates in the provider's order, by goal cosine, and fused (queue.RankFused)")
 	facts := flag.Bool("facts", false, "print fact recall: the gold strings held by the facts a report section is written from (activities.ExtractFacts), per scoring")
 	flag.Parse()
-	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts); err != nil {
+	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts, *pick); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep, facts bool) error {
+func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep, facts, pick bool) error {
 	ctx := context.Background()
 	qs, err := questions.DebianReference()
 	if err != nil {
@@ -134,6 +135,9 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	fmt.Fprintf(os.Stderr, "corpus: %d documents, %d passages (%d in the dense stage); %d questions\n", eng.stats.Docs, eng.stats.Passages, len(eng.dense.texts), len(qs))
 	if sweep {
 		return runSweep(ctx, eng, qs, p, func() error { return emb.save(cache) })
+	}
+	if pick {
+		return runPick(ctx, os.Stdout, eng, qs, p)
 	}
 	if facts {
 		return runFacts(ctx, os.Stdout, eng, qs, p, verbose)

@@ -99,3 +99,43 @@ func TestRankCandidatesKeepsLowestDepth(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestRankFused: the goal-cosine order fused with the provider's rank
+// (k = 10), per case the URLs in the order returned.
+func TestRankFused(t *testing.T) {
+	c := func(url string, cos float64, rank int) contract.URLCandidate {
+		return contract.URLCandidate{URL: "https://x.org/" + url, GoalCos: cos, Rank: rank}
+	}
+	for _, tc := range []struct {
+		name string
+		in   []contract.URLCandidate
+		seen map[string]bool
+		want []string
+	}{
+		{"the provider's top beats the goal's far down the provider's list",
+			[]contract.URLCandidate{c("a", 0.5, 1), c("b", 0.45, 2), c("c", 0.4, 3), c("i", 0.9, 9), c("j", 0.85, 10)}, nil,
+			[]string{"a", "b", "c", "i", "j"}},
+		{"agreement keeps the order", []contract.URLCandidate{c("a", 0.9, 1), c("b", 0.5, 2), c("c", 0.1, 3)}, nil, []string{"a", "b", "c"}},
+		// z and a: 1/11 + 1/13 both, the goal order decides; m: 2/12, less.
+		{"a tie keeps the goal order", []contract.URLCandidate{c("a", 0.2, 1), c("m", 0.5, 2), c("z", 0.9, 3)}, nil, []string{"z", "a", "m"}},
+		// link: 2/11 (its goal rank stands in); a: 1/12 + 1/11; b: 1/13 + 1/12.
+		{"a link competes by goal cosine",
+			[]contract.URLCandidate{c("link", 0.9, 0), c("a", 0.8, 1), c("b", 0.7, 2)}, nil, []string{"link", "a", "b"}},
+		{"a link far from the goal stays behind",
+			[]contract.URLCandidate{c("link", 0.1, 0), c("a", 0.8, 1), c("b", 0.7, 2)}, nil, []string{"a", "b", "link"}},
+		{"a duplicate keeps its best rank",
+			[]contract.URLCandidate{c("a", 0.9, 4), c("b", 0.8, 1), c("a", 0.1, 2)}, nil, []string{"a", "b"}},
+		{"seen URLs go", []contract.URLCandidate{c("a", 0.9, 1), c("b", 0.8, 2)}, map[string]bool{"https://x.org/a": true}, []string{"b"}},
+		{"no ranks: goal order", []contract.URLCandidate{c("a", 0.1, 0), c("b", 0.8, 0)}, nil, []string{"b", "a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, x := range RankFused(tc.in, tc.seen, QueueRRFK) {
+				got = append(got, x.URL[len("https://x.org/"):])
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("RankFused = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/research"
+	"github.com/lethe-research/lethe/research/queue"
+)
+
+// runPick measures the research run's queue order (-pick): Discover's
+// research.discover_limit candidates for the question as the session's
+// goal query, in three orders (the provider's, goal cosine of title and
+// snippet as Discover scores them, and the two fused, queue.RankFused),
+// and the gold strings held by the pages of the first 1, 2, 3 and 5 of
+// each, each page as Fetch reads it (the passage with its neighbours).
+func runPick(ctx context.Context, w io.Writer, e *engines, qs []questions.Question, p params) error {
+	limit := config.Defaults().Research.DiscoverLimit
+	picks := []int{1, 2, 3, 5}
+	orders := []string{"search", "goal", "fused"}
+	rows := map[string]*row{}
+	var names []string
+	for _, pk := range picks {
+		for _, o := range orders {
+			name := fmt.Sprintf("%s top-%d", o, pk)
+			rows[name], names = &row{name: name}, append(names, name)
+		}
+	}
+	for _, q := range qs {
+		ranked, err := e.queueOrders(ctx, q.Question, limit, p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.ID, err)
+		}
+		for _, o := range orders {
+			for _, pk := range picks {
+				var texts []string
+				for _, c := range ranked[o][:min(pk, len(ranked[o]))] {
+					d, err := e.c.Open(c.URL)
+					if err != nil {
+						return fmt.Errorf("%s: open %s: %w", q.ID, c.URL, err)
+					}
+					texts = append(texts, d.Text)
+				}
+				rows[fmt.Sprintf("%s top-%d", o, pk)].add(q.Kind, questions.Evidence(q, texts), charsOf(texts))
+			}
+		}
+	}
+	printTable(w, names, rows, len(qs), p)
+	return nil
+}
+
+// queueOrders is Discover's candidates for q (the corpus search's hits,
+// GoalCos the cosine of "title\nsnippet" cut at 300 characters to the
+// goal's query embedding), in each order.
+func (e *engines) queueOrders(ctx context.Context, q string, limit int, p params) (map[string][]contract.URLCandidate, error) {
+	hits, _, err := e.c.SearchWith(ctx, q, limit, research.SearchOptions{Candidates: p.candidates, RRFK: p.rrfK})
+	if err != nil || len(hits) == 0 {
+		return map[string][]contract.URLCandidate{}, err
+	}
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		s := []rune(h.Snippet)
+		texts[i] = strings.TrimSpace(h.Title + "\n" + string(s[:min(len(s), 300)]))
+	}
+	vs, err := e.emb.Embed(ctx, llm.Document, texts)
+	if err != nil {
+		return nil, err
+	}
+	goal, err := e.emb.Embed(ctx, llm.Query, []string{q})
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]contract.URLCandidate, len(hits))
+	for i, h := range hits {
+		cands[i] = contract.URLCandidate{URL: h.URL, Title: h.Title, Snippet: h.Snippet, Provider: h.Provider,
+			GoalCos: algebra.Cosine32(vs[i], goal[0]), Rank: i + 1}
+	}
+	return map[string][]contract.URLCandidate{
+		"search": cands,
+		"goal":   queue.RankCandidates(cands, nil),
+		"fused":  queue.RankFused(cands, nil, queue.QueueRRFK),
+	}, nil
+}
