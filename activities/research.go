@@ -286,7 +286,7 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	for i, h := range hits {
 		out.Candidates = append(out.Candidates, research.Candidate{
 			URL: h.URL, Title: h.Title, Snippet: truncate(h.Snippet, 300), Provider: h.Provider,
-			GoalCos: algebra.Cosine32(embs[i], s.GoalQueryEmb), Rank: i + 1,
+			GoalCos: algebra.Cosine32(embs[i], s.GoalQueryEmb),
 		})
 	}
 	return out, nil

@@ -12,8 +12,4 @@ type URLCandidate struct {
 	// Depth is how many links were followed to reach the URL: 0 for a
 	// search result, 1 for a link on a search result's page, …
 	Depth int `json:",omitempty"`
-	// Rank is the candidate's place in its provider's answer to the
-	// query, from 1; 0 for a link, and for results Discover returned
-	// before it was recorded.
-	Rank int `json:",omitempty"`
 }

@@ -28,11 +28,6 @@ const (
 // not follow links.
 const changeFollow = "follow-links"
 
-// changeQueueFusion: the queue is ordered by the provider's rank for the
-// query fused with goal cosine (queue.RankFused), not by goal cosine
-// alone; runs recorded before it keep the goal-cosine order.
-const changeQueueFusion = "queue-rank-fusion"
-
 // WebResearch is the second loop of "two loops, one algebra": discover URLs
 // for one query, then fetch → transcribe → ingest batches of the best-ranked
 // URLs until its own ψ passes the research threshold, the queue empties, or
@@ -47,7 +42,6 @@ func WebResearch(ctx workflow.Context, in contract.ResearchInput) (contract.Rese
 	})
 	r.follow = workflow.GetVersion(ctx, changeFollow, workflow.DefaultVersion, 1) == 1 &&
 		in.Config.Research.FollowDepth > 0 && in.Config.Research.FollowLinks > 0
-	r.fused = workflow.GetVersion(ctx, changeQueueFusion, workflow.DefaultVersion, 1) == 1
 	queue, err := r.discover(ctx)
 	if err != nil || r.res.ModelGaveUp {
 		return r.result(), err
@@ -90,7 +84,6 @@ type researchRun struct {
 	wait     *waiter
 	stops    int             // stop signals from the session
 	follow   bool            // links on fetched pages enter the queue (changeFollow)
-	fused    bool            // the queue's order fuses the provider's rank (changeQueueFusion)
 	fetched  map[string]bool // URLs taken from the queue, never queued again
 }
 
@@ -138,7 +131,7 @@ func (r *researchRun) outage(err error) bool {
 // provider on the default queue.
 const changeProviders = "search-provider-chain"
 
-// discover asks the providers for URLs and ranks them (rank).
+// discover asks the providers for URLs and ranks them by goal cosine.
 func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, error) {
 	if workflow.GetVersion(ctx, changeProviders, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return r.discoverMerged(ctx)
@@ -167,7 +160,7 @@ func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, e
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))
 		case len(disc.Candidates) > 0:
 			r.res.Provider = p
-			return r.rank(disc.Candidates, nil), nil
+			return queue.RankCandidates(disc.Candidates, nil), nil
 		default:
 			r.lg.Info("discover: provider found nothing; asking the next", "provider", p)
 		}
@@ -194,7 +187,7 @@ func (r *researchRun) discoverMerged(ctx workflow.Context) ([]contract.URLCandid
 		return nil, fmt.Errorf("discover: %w", err)
 	}
 	r.res.EmbedTokens += disc.EmbedTokens
-	return r.rank(disc.Candidates, nil), nil
+	return queue.RankCandidates(disc.Candidates, nil), nil
 }
 
 // batch fetches, transcribes and ingests one batch of URLs. ok is false
@@ -248,8 +241,8 @@ func (r *researchRun) linkDepths(batch []contract.URLCandidate) ([]int, int) {
 }
 
 // enqueue marks the batch as fetched and ranks the links found on its
-// pages into the rest of the queue, ranked like Discover's candidates
-// (rank); a URL already fetched is never queued again.
+// pages into the rest of the queue, by goal cosine like Discover's
+// candidates; a URL already fetched is never queued again.
 func (r *researchRun) enqueue(rest, batch, links []contract.URLCandidate) []contract.URLCandidate {
 	for _, c := range batch {
 		r.fetched[c.URL] = true
@@ -257,16 +250,7 @@ func (r *researchRun) enqueue(rest, batch, links []contract.URLCandidate) []cont
 	if !r.follow || len(links) == 0 {
 		return rest
 	}
-	return r.rank(append(append([]contract.URLCandidate(nil), rest...), links...), r.fetched)
-}
-
-// rank orders the queue: the provider's rank fused with goal cosine, or
-// goal cosine alone in a run recorded before changeQueueFusion.
-func (r *researchRun) rank(c []contract.URLCandidate, seen map[string]bool) []contract.URLCandidate {
-	if r.fused {
-		return queue.RankFused(c, seen, queue.QueueRRFK)
-	}
-	return queue.RankCandidates(c, seen)
+	return queue.RankCandidates(append(append([]contract.URLCandidate(nil), rest...), links...), r.fetched)
 }
 
 // score counts an ingested batch and returns the run's ψ: the same

@@ -75,16 +75,17 @@ func main() {
 	sweep := flag.Bool("sweep", false, "engine: print recall and characters per option set over a grid, on the odd and even halves of the questions")
 	flag.StringVar(&eo.pdf, "pdf", "", "pdftotext: index the corpus's PDFs too, as a worker with pdftotext does (empty: HTML and text only)")
 	flag.Float64Var(&eo.dedup, "dedup", config.Defaults().Research.CorpusDedup, "search: research.corpus_dedup, the share of a passage's word sequences in passages ranked above it that leaves it out (0: keep all)")
+	queryPrefix := flag.String("query-prefix", config.Defaults().Embed.QueryPrefix, "embed.query_prefix: scripts/models.sh sets it empty for all-MiniLM-L6-v2, as the evaluation runs it")
 	pick := flag.Bool("pick", false, "print what a research run fetches: the gold strings in the first pages of Discover's candidates in the provider's order, by goal cosine, and fused (queue.RankFused)")
 	facts := flag.Bool("facts", false, "print fact recall: the gold strings held by the facts a report section is written from (activities.ExtractFacts), per scoring")
 	flag.Parse()
-	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts, *pick); err != nil {
+	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts, *pick, *queryPrefix); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep, facts, pick bool) error {
+func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda float64, verbose bool, eo params, sweep, facts, pick bool, queryPrefix string) error {
 	ctx := context.Background()
 	qs, err := questions.DebianReference()
 	if err != nil {
@@ -96,7 +97,7 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	def := config.Defaults()
 	ecfg := def.Embed
 	var base research.Embedder = llm.NewEmbedClient(llm.EmbedConfig{BaseURL: embedURL, Model: ecfg.Model, Timeout: 30 * time.Minute,
-		BatchSize: ecfg.BatchSize, QueryPrefix: ecfg.QueryPrefix, DocPrefix: ecfg.DocPrefix}, nil)
+		BatchSize: ecfg.BatchSize, QueryPrefix: queryPrefix, DocPrefix: ecfg.DocPrefix}, nil)
 	if embedURL == "llmtest" {
 		base = testEmbedder{}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/lethe-research/lethe/algebra"
@@ -18,7 +19,8 @@ import (
 // runPick measures the research run's queue order (-pick): Discover's
 // research.discover_limit candidates for the question as the session's
 // goal query, in three orders (the provider's, goal cosine of title and
-// snippet as Discover scores them, and the two fused, queue.RankFused),
+// snippet as Discover scores them and queue.RankCandidates orders them,
+// and the two fused by reciprocal rank, fused),
 // and the gold strings held by the pages of the first 1, 2, 3 and 5 of
 // each, each page as Fetch reads it (the passage with its neighbours).
 func runPick(ctx context.Context, w io.Writer, e *engines, qs []questions.Question, p params) error {
@@ -80,11 +82,29 @@ func (e *engines) queueOrders(ctx context.Context, q string, limit int, p params
 	cands := make([]contract.URLCandidate, len(hits))
 	for i, h := range hits {
 		cands[i] = contract.URLCandidate{URL: h.URL, Title: h.Title, Snippet: h.Snippet, Provider: h.Provider,
-			GoalCos: algebra.Cosine32(vs[i], goal[0]), Rank: i + 1}
+			GoalCos: algebra.Cosine32(vs[i], goal[0])}
 	}
-	return map[string][]contract.URLCandidate{
-		"search": cands,
-		"goal":   queue.RankCandidates(cands, nil),
-		"fused":  queue.RankFused(cands, nil, queue.QueueRRFK),
-	}, nil
+	byGoal := queue.RankCandidates(cands, nil)
+	return map[string][]contract.URLCandidate{"search": cands, "goal": byGoal, "fused": fused(cands, byGoal, pickRRFK)}, nil
+}
+
+// pickRRFK is the fusion constant of the fused order, the corpus search's
+// own (research.corpus_rrf_k).
+const pickRRFK = 10
+
+// fused orders the candidates by 1/(k + search rank) + 1/(k + goal rank),
+// ties in goal order: search holds them in the provider's order, byGoal in
+// RankCandidates's (both from 1).
+func fused(search, byGoal []contract.URLCandidate, k float64) []contract.URLCandidate {
+	rank := map[string]int{}
+	for i, c := range search {
+		rank[queue.NormalizeURL(c.URL)] = i + 1
+	}
+	score := map[string]float64{}
+	for i, c := range byGoal {
+		score[c.URL] = 1/(k+float64(i+1)) + 1/(k+float64(rank[c.URL]))
+	}
+	out := append([]contract.URLCandidate(nil), byGoal...)
+	sort.SliceStable(out, func(a, b int) bool { return score[out[a].URL] > score[out[b].URL] })
+	return out
 }

@@ -68,56 +68,6 @@ func RankCandidates(c []contract.URLCandidate, seen map[string]bool) []contract.
 	return out
 }
 
-// QueueRRFK is the reciprocal rank fusion constant of RankFused, the
-// corpus search's own (research.corpus_rrf_k's default): the top places
-// of either order weigh more than Cormack et al.'s 60 would let them.
-const QueueRRFK = 10
-
-// RankFused is RankCandidates with the order by goal cosine fused with
-// the provider's order for the query (URLCandidate.Rank), by reciprocal
-// rank fusion,
-//
-//	score(c) = 1/(k + goalRank(c)) + 1/(k + c.Rank),
-//
-// where goalRank is c's place, from 1, in RankCandidates's order; ties
-// keep that order. A merged duplicate keeps its best provider rank. Why:
-// a search engine ranks its results for the query, and goal cosine ranks
-// a title and a 300-character snippet against the whole goal. With only
-// the second, a research run for one part of a two-part question fetched
-// the pages nearest the whole question, and the search's best pages for
-// that part waited behind them (docs/research.md, "The queue's order").
-// A link has no provider rank (0): its goal rank stands in for it, so it
-// competes by goal cosine as it did before.
-func RankFused(c []contract.URLCandidate, seen map[string]bool, k float64) []contract.URLCandidate {
-	best := map[string]int{}
-	for _, cand := range c {
-		key := NormalizeURL(cand.URL)
-		if cand.Rank > 0 && (best[key] == 0 || cand.Rank < best[key]) {
-			best[key] = cand.Rank
-		}
-	}
-	out := RankCandidates(c, seen)
-	score := make([]float64, len(out))
-	for i := range out {
-		out[i].Rank = best[out[i].URL]
-		rank := out[i].Rank
-		if rank == 0 {
-			rank = i + 1
-		}
-		score[i] = 1/(k+float64(i+1)) + 1/(k+float64(rank))
-	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return score[idx[a]] > score[idx[b]] })
-	fused := make([]contract.URLCandidate, len(out))
-	for r, i := range idx {
-		fused[r] = out[i]
-	}
-	return fused
-}
-
 // NormalizeURL returns the canonical form of a URL used for dedup and the
 // seen set: surrounding space trimmed; scheme and host lowercased; the
 // default port (:80 for http, :443 for https) removed; dot segments
