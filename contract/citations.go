@@ -124,7 +124,9 @@ func splitLine(line string, base, from int) []Sentence {
 		pos := start
 		for ; mi < len(marks) && marks[mi].Start < end; mi++ {
 			m := marks[mi]
-			plain.WriteString(line[pos:m.Start])
+			if gap := line[pos:m.Start]; len(s.Marks) == 0 || strings.Trim(gap, " \t,;") != "" {
+				plain.WriteString(gap) // not the separator between two marks
+			}
 			pos = m.End
 			m.Start, m.End = base+m.Start, base+m.End
 			s.Marks = append(s.Marks, m)
@@ -199,10 +201,15 @@ func endsSentence(line string, i int) bool {
 	return true
 }
 
-// marksAfter extends a sentence end over the marks that follow it.
+// marksAfter extends a sentence end over the marks that follow it, and
+// over the commas or semicolons between them ("done. [1], [2]"): a mark
+// left to a sentence of its own would be judged with no claim.
 func marksAfter(line string, end int, marks []CiteMark) int {
-	for {
+	for taken := false; ; taken = true {
 		j := skipSpace(line, end)
+		if taken {
+			j = skipSeparator(line, j)
+		}
 		found := false
 		for _, m := range marks {
 			if m.Start == j {
@@ -214,6 +221,14 @@ func marksAfter(line string, end int, marks []CiteMark) int {
 			return end
 		}
 	}
+}
+
+// skipSeparator skips one comma or semicolon and the spaces after it.
+func skipSeparator(s string, i int) int {
+	if i < len(s) && (s[i] == ',' || s[i] == ';') {
+		return skipSpace(s, i+1)
+	}
+	return i
 }
 
 func skipSpace(s string, i int) int {
@@ -436,11 +451,11 @@ func ApplyVerdictsMoving(text string, sents []Sentence, status map[int]string, m
 	}
 	sort.Slice(edits, func(a, b int) bool { return edits[a].start > edits[b].start })
 	for _, e := range edits {
-		start := e.start
-		if e.with == "" && start > 0 && text[start-1] == ' ' && (e.end >= len(text) || text[e.end] != '[') {
-			start-- // "claim [3]." becomes "claim.", not "claim ."
+		start, end := e.start, e.end
+		if e.with == "" {
+			start, end = removal(text, start, end)
 		}
-		text = text[:start] + e.with + text[e.end:]
+		text = text[:start] + e.with + text[end:]
 	}
 	return text, c
 }
@@ -525,4 +540,31 @@ func RenumberCitations(parts []string, sources []Source) ([]string, []Source) {
 		return parts, sources
 	}
 	return out, cited
+}
+
+// removal is the span a removed mark at [start, end) takes with it: the
+// comma or semicolon joining it to a mark before it ("[1], [2]" keeps
+// "[1]") or after it (keeps "[2]"), or else the space before it ("claim
+// [3]." becomes "claim.", not "claim .").
+func removal(text string, start, end int) (int, int) {
+	i := start
+	for i > 0 && text[i-1] == ' ' {
+		i--
+	}
+	if i > 0 && (text[i-1] == ',' || text[i-1] == ';') {
+		j := i - 1
+		for j > 0 && text[j-1] == ' ' {
+			j--
+		}
+		if j > 0 && text[j-1] == ']' {
+			return j, end
+		}
+	}
+	if k := skipSeparator(text, skipSpace(text, end)); k > skipSpace(text, end) && k < len(text) && text[k] == '[' {
+		return start, k
+	}
+	if start > 0 && text[start-1] == ' ' && (end >= len(text) || text[end] != '[') {
+		start--
+	}
+	return start, end
 }

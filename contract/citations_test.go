@@ -44,6 +44,9 @@ func TestSplitSentences(t *testing.T) {
 		{"question and exclamation, closing quote", `Is it "safe?" [1] Yes! [2]`,
 			[]string{`Is it "safe?" [1]`, "Yes! [2]"}},
 		{"duplicate numbers count once", "A [1] and again [1].", []string{"A and again . [1]"}},
+		{"marks joined by commas after the period", "Done. [1], [2]; [3] Next [4].",
+			[]string{"Done. [1 2 3]", "Next . [4]"}},
+		{"a comma not between marks stays text", "A [1], then b [2].", []string{"A , then b . [1 2]"}},
 		{"empty", "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,6 +95,14 @@ func TestApplyVerdicts(t *testing.T) {
 			"A [1]. B [2].", CitationCounts{Pairs: 2, Supported: 1, Unchecked: 1}},
 		{"a duplicate number goes with its pair", "A [1] and [1] again [2].", map[int]string{0: Unsupported, 1: Supported},
 			"A and again [2].", CitationCounts{Pairs: 2, Supported: 1, Unsupported: 1}},
+		{"marks joined by a comma: the second removed with its comma", "A. [1], [2] B [3].", map[int]string{0: Supported, 1: Unsupported, 2: Supported},
+			"A. [1] B [3].", CitationCounts{Pairs: 3, Supported: 2, Unsupported: 1}},
+		{"marks joined by a comma: the first removed with the comma", "A. [1], [2]", map[int]string{0: Unsupported, 1: Supported},
+			"A. [2]", CitationCounts{Pairs: 2, Supported: 1, Unsupported: 1}},
+		{"marks joined by commas, all wrong: one marker", "A. [1], [2]; [3]", map[int]string{0: Unsupported, 1: Unsupported, 2: Unsupported},
+			"A. [unverified]", CitationCounts{Pairs: 3, Unsupported: 3, Marked: 1}},
+		{"the middle of three removed", "A [1], [2], [3].", map[int]string{0: Supported, 1: Unsupported, 2: Supported},
+			"A [1], [3].", CitationCounts{Pairs: 3, Supported: 2, Unsupported: 1}},
 		{"bullet and heading", "## H [1]\n\n- item [4]\n- other [1]", map[int]string{0: Unsupported, 1: Supported},
 			"## H [1]\n\n- item [unverified]\n- other [1]", CitationCounts{Pairs: 2, Supported: 1, Unsupported: 1, Marked: 1}},
 	} {
