@@ -21,6 +21,7 @@ import (
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/research"
+	"github.com/lethe-research/lethe/research/queue"
 )
 
 // denseWait is research.corpus_dense_wait for research.CorpusConfig,
@@ -282,14 +283,42 @@ func (a *Activities) Discover(ctx context.Context, in DiscoverInput) (DiscoverRe
 	if err != nil {
 		return DiscoverResult{}, fmt.Errorf("discover embed: %w", err)
 	}
+	held, err := a.heldSources(ctx, in.SessionID, hits)
+	if err != nil {
+		return DiscoverResult{}, err
+	}
 	out := DiscoverResult{EmbedTokens: searchTokens + llm.EstimateAll(texts), Provider: in.Provider}
 	for i, h := range hits {
 		out.Candidates = append(out.Candidates, research.Candidate{
 			URL: h.URL, Title: h.Title, Snippet: truncate(h.Snippet, 300), Provider: h.Provider,
-			GoalCos: algebra.Cosine32(embs[i], s.GoalQueryEmb),
+			GoalCos: algebra.Cosine32(embs[i], s.GoalQueryEmb), Held: held[h.URL],
 		})
 	}
+	if len(held) > 0 {
+		lg.Info("discover: sources the session already holds", "query", in.Query, "held", len(held), "candidates", len(hits))
+	}
 	return out, nil
+}
+
+// heldSources is the set of hit URLs the session already holds evidence
+// from, found as the provider gave them or as the queue normalizes them
+// before Fetch (the evidence records the fetched URL).
+func (a *Activities) heldSources(ctx context.Context, sessionID string, hits []research.Hit) (map[string]bool, error) {
+	urls := make([]string, 0, 2*len(hits))
+	for _, h := range hits {
+		urls = append(urls, h.URL, queue.NormalizeURL(h.URL))
+	}
+	got, err := a.Store.FetchedSources(ctx, sessionID, urls)
+	if err != nil {
+		return nil, fmt.Errorf("discover held sources: %w", err)
+	}
+	held := map[string]bool{}
+	for _, h := range hits {
+		if got[h.URL] || got[queue.NormalizeURL(h.URL)] {
+			held[h.URL] = true
+		}
+	}
+	return held, nil
 }
 
 // searchAll asks every configured provider; nil hits and no error when

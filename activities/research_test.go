@@ -471,3 +471,51 @@ func TestIngestKeepsHitsInOrderAndCutsTheLast(t *testing.T) {
 		t.Errorf("%d characters kept, budget %d", total, budget)
 	}
 }
+
+// TestDiscoverMarksHeldSources: a candidate whose URL the session already
+// holds evidence from (fetched and ingested by an earlier run) comes back
+// Held; the others do not.
+func TestDiscoverMarksHeldSources(t *testing.T) {
+	corpus := t.TempDir()
+	os.WriteFile(filepath.Join(corpus, "dendrites.md"), []byte("# Lithium dendrites\n\nLithium dendrites grow through grain boundaries of the solid electrolyte and short the cell.\n"), 0o644)
+	os.WriteFile(filepath.Join(corpus, "interfaces.md"), []byte("# Dendrites and interfaces\n\nCathode interfaces degrade into resistive interphases; dendrites grow at the anode.\n"), 0o644)
+	env, _, _ := newActivityEnv(t, t.TempDir(), map[string]string{"research.corpus_dir": corpus, "research.browser_path": "off"})
+	const sid = "held"
+	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
+		t.Fatal(err)
+	}
+	discover := func() map[string]bool {
+		t.Helper()
+		v, err := env.ExecuteActivity(acts.Discover, activities.DiscoverInput{SessionID: sid, Query: "dendrites", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var disc activities.DiscoverResult
+		v.Get(&disc)
+		held := map[string]bool{}
+		for _, c := range disc.Candidates {
+			held[c.URL] = c.Held
+		}
+		return held
+	}
+	const a, b = "corpus:///dendrites.md?passage=0", "corpus:///interfaces.md?passage=0"
+	if got := discover(); len(got) != 2 || got[a] || got[b] {
+		t.Fatalf("before any fetch: held %v, want both candidates, neither held", got)
+	}
+	const key = "research/1/0/0"
+	if _, err := env.ExecuteActivity(acts.Fetch, activities.FetchInput{SessionID: sid, Key: key, URLs: []string{a}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := env.ExecuteActivity(acts.Ingest, activities.IngestInput{SessionID: sid, Key: key, Task: "root", Iteration: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ing activities.IngestResult
+	v.Get(&ing)
+	if ing.New == 0 {
+		t.Fatalf("ingest %+v: nothing to hold", ing)
+	}
+	if got := discover(); !got[a] || got[b] {
+		t.Fatalf("after %s was read: held %v, want it alone held", a, got)
+	}
+}

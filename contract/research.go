@@ -12,4 +12,8 @@ type URLCandidate struct {
 	// Depth is how many links were followed to reach the URL: 0 for a
 	// search result, 1 for a link on a search result's page, …
 	Depth int `json:",omitempty"`
+	// Held: the session already holds evidence read from this URL (an
+	// earlier research run fetched it); false for links, and for results
+	// Discover returned before it was recorded.
+	Held bool `json:",omitempty"`
 }

@@ -28,6 +28,11 @@ const (
 // not follow links.
 const changeFollow = "follow-links"
 
+// changeHeldLast: candidates whose URL the session already holds evidence
+// from (URLCandidate.Held, set by Discover) are queued after the others
+// (queue.HeldLast); runs recorded before it keep the goal-cosine order.
+const changeHeldLast = "held-sources-last"
+
 // WebResearch is the second loop of "two loops, one algebra": discover URLs
 // for one query, then fetch → transcribe → ingest batches of the best-ranked
 // URLs until its own ψ passes the research threshold, the queue empties, or
@@ -42,6 +47,7 @@ func WebResearch(ctx workflow.Context, in contract.ResearchInput) (contract.Rese
 	})
 	r.follow = workflow.GetVersion(ctx, changeFollow, workflow.DefaultVersion, 1) == 1 &&
 		in.Config.Research.FollowDepth > 0 && in.Config.Research.FollowLinks > 0
+	r.heldLast = workflow.GetVersion(ctx, changeHeldLast, workflow.DefaultVersion, 1) == 1
 	queue, err := r.discover(ctx)
 	if err != nil || r.res.ModelGaveUp {
 		return r.result(), err
@@ -84,6 +90,7 @@ type researchRun struct {
 	wait     *waiter
 	stops    int             // stop signals from the session
 	follow   bool            // links on fetched pages enter the queue (changeFollow)
+	heldLast bool            // held sources are queued last (changeHeldLast)
 	fetched  map[string]bool // URLs taken from the queue, never queued again
 }
 
@@ -160,7 +167,7 @@ func (r *researchRun) discover(ctx workflow.Context) ([]contract.URLCandidate, e
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))
 		case len(disc.Candidates) > 0:
 			r.res.Provider = p
-			return queue.RankCandidates(disc.Candidates, nil), nil
+			return r.rank(disc.Candidates, nil), nil
 		default:
 			r.lg.Info("discover: provider found nothing; asking the next", "provider", p)
 		}
@@ -187,7 +194,7 @@ func (r *researchRun) discoverMerged(ctx workflow.Context) ([]contract.URLCandid
 		return nil, fmt.Errorf("discover: %w", err)
 	}
 	r.res.EmbedTokens += disc.EmbedTokens
-	return queue.RankCandidates(disc.Candidates, nil), nil
+	return r.rank(disc.Candidates, nil), nil
 }
 
 // batch fetches, transcribes and ingests one batch of URLs. ok is false
@@ -250,7 +257,17 @@ func (r *researchRun) enqueue(rest, batch, links []contract.URLCandidate) []cont
 	if !r.follow || len(links) == 0 {
 		return rest
 	}
-	return queue.RankCandidates(append(append([]contract.URLCandidate(nil), rest...), links...), r.fetched)
+	return r.rank(append(append([]contract.URLCandidate(nil), rest...), links...), r.fetched)
+}
+
+// rank orders the queue by goal cosine, with held sources last since
+// changeHeldLast.
+func (r *researchRun) rank(c []contract.URLCandidate, seen map[string]bool) []contract.URLCandidate {
+	ranked := queue.RankCandidates(c, seen)
+	if r.heldLast {
+		return queue.HeldLast(ranked)
+	}
+	return ranked
 }
 
 // score counts an ingested batch and returns the run's ψ: the same

@@ -68,6 +68,25 @@ func RankCandidates(c []contract.URLCandidate, seen map[string]bool) []contract.
 	return out
 }
 
+// HeldLast moves the candidates the session already holds evidence from
+// after the others, keeping each group's order: a run's few pages go to
+// text the session has not read, and a held page is fetched again only
+// when the queue has nothing else. The input is not modified.
+func HeldLast(c []contract.URLCandidate) []contract.URLCandidate {
+	out := make([]contract.URLCandidate, 0, len(c))
+	for _, cand := range c {
+		if !cand.Held {
+			out = append(out, cand)
+		}
+	}
+	for _, cand := range c {
+		if cand.Held {
+			out = append(out, cand)
+		}
+	}
+	return out
+}
+
 // NormalizeURL returns the canonical form of a URL used for dedup and the
 // seen set: surrounding space trimmed; scheme and host lowercased; the
 // default port (:80 for http, :443 for https) removed; dot segments

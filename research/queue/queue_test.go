@@ -3,6 +3,7 @@ package queue
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/lethe-research/lethe/contract"
@@ -97,5 +98,32 @@ func TestRankCandidatesKeepsLowestDepth(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestHeldLast(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   []contract.URLCandidate
+		want string
+	}{
+		{"none held: unchanged", []contract.URLCandidate{{URL: "a"}, {URL: "b"}}, "a b"},
+		{"held go last, each group in order", []contract.URLCandidate{{URL: "a", Held: true}, {URL: "b"}, {URL: "c", Held: true}, {URL: "d"}}, "b d a c"},
+		{"all held: unchanged", []contract.URLCandidate{{URL: "a", Held: true}, {URL: "b", Held: true}}, "a b"},
+		{"empty", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := append([]contract.URLCandidate(nil), c.in...)
+			var got []string
+			for _, x := range HeldLast(c.in) {
+				got = append(got, x.URL)
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Errorf("got %q, want %q", strings.Join(got, " "), c.want)
+			}
+			if !reflect.DeepEqual(in, c.in) {
+				t.Errorf("input modified: %v", c.in)
+			}
+		})
 	}
 }
