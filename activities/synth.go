@@ -162,7 +162,7 @@ func factPieces(evidence map[int]string, maxChars int) []piece {
 		lines := strings.Split(evidence[n], "\n")
 		fence := false
 		for k, line := range lines {
-			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			if contract.FenceLine(line) != "" {
 				fence = !fence
 				continue
 			}
@@ -394,7 +394,7 @@ func Prose(text string) string {
 	var parts []string
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "```") {
+		if t == "" || strings.HasPrefix(t, "#") || contract.FenceLine(t) != "" {
 			continue
 		}
 		parts = append(parts, strings.TrimSpace(listMarkRe.ReplaceAllString(t, "")))
@@ -571,7 +571,7 @@ func closeCutFence(md string) (string, bool) {
 	lines := strings.Split(md, "\n")
 	open := -1
 	for i, l := range lines {
-		if fenceLineRe.MatchString(l) {
+		if contract.FenceLine(l) != "" {
 			if open < 0 {
 				open = i
 			} else {
@@ -582,17 +582,13 @@ func closeCutFence(md string) (string, bool) {
 	if open < 0 {
 		return md, false
 	}
-	fence := fenceLineRe.FindString(lines[open])
+	fence := contract.FenceLine(lines[open])
 	lines = lines[:len(lines)-1]
 	if len(lines) <= open+1 {
 		return strings.TrimRightFunc(strings.Join(lines[:open], "\n"), unicode.IsSpace), true
 	}
 	return strings.Join(lines, "\n") + "\n" + strings.TrimLeft(fence, " \t"), true
 }
-
-// fenceLineRe is a Markdown code fence line, as contract.SplitSentences
-// reads one.
-var fenceLineRe = regexp.MustCompile("^\\s*(```|~~~)")
 
 // finished says whether sentence s of line ends with sentence-final
 // punctuation once its trailing citation marks and closing quotes are

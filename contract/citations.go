@@ -80,7 +80,7 @@ func SplitSentences(text string) []Sentence {
 		start := off
 		off += len(line)
 		body := strings.TrimRight(line, "\r\n")
-		if fenceRe.MatchString(body) {
+		if FenceLine(body) != "" {
 			inFence = !inFence
 			continue
 		}
@@ -95,6 +95,13 @@ func SplitSentences(text string) []Sentence {
 		out = append(out, splitLine(body, start, skip)...)
 	}
 	return out
+}
+
+// FenceLine returns the code fence that line opens or closes, with its
+// indentation ("```", "  ~~~"), or "" for any other line: the report's
+// sentences (SplitSentences) and what composes them read fences alike.
+func FenceLine(line string) string {
+	return fenceRe.FindString(line)
 }
 
 // splitLine splits one line (its byte offset in the text is base) from

@@ -251,3 +251,18 @@ func TestRenumberCitations(t *testing.T) {
 		}
 	}
 }
+
+func TestFenceLine(t *testing.T) {
+	for line, want := range map[string]string{
+		"```":           "```",
+		"```go":         "```",
+		"  ~~~":         "  ~~~",
+		"text ``` more": "",
+		"`code`":        "",
+		"":              "",
+	} {
+		if got := FenceLine(line); got != want {
+			t.Errorf("FenceLine(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
