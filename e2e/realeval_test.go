@@ -32,8 +32,9 @@ import (
 // docs/eval.md, not of this test. Opt-in (LETHE_TEST_REAL_EVAL=1): .ci/run
 // runs it last (scripts/ci/post-50-real-models.sh), in place of
 // TestRealModelSession; scripts/eval-real-models.sh runs it by hand.
-// LETHE_TEST_EVAL_OUT keeps the outputs (table, records, plot) in a
-// directory of your choice instead of the test's temporary one;
+// LETHE_TEST_EVAL_OUT keeps the outputs (table, records, plot, and the
+// sessions' graph.db) in a directory of your choice instead of the test's
+// temporary one;
 // LETHE_TEST_JUDGE_URL sends the judge's calls to another chat server
 // (eval.judge_base_url); LETHE_TEST_EVAL_IDS picks questions by id and
 // LETHE_TEST_EVAL_SYSTEMS the systems (comma-separated).
@@ -65,7 +66,17 @@ func TestRealModelEvaluation(t *testing.T) {
 	if v := os.Getenv("LETHE_TEST_EVAL_SYSTEMS"); v != "" {
 		systems = strings.Split(v, ",")
 	}
+	// With LETHE_TEST_EVAL_OUT the sessions' graph is kept beside the
+	// records: a question's evidence, sections and summary passages can be
+	// read after the run, when a record alone does not say why an answer
+	// went wrong.
 	dir := t.TempDir()
+	if out := os.Getenv("LETHE_TEST_EVAL_OUT"); out != "" {
+		dir = out
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	queue := "lethe-realeval"
 	params := map[string]string{
 		"llm.base_url": chatURL, "embed.base_url": embedURL,
