@@ -61,7 +61,11 @@ func (a *Activities) retrieve(ctx context.Context, query string, e config.Eval, 
 
 // answer is one no-think call of the model under test, counted in res.
 func (a *Activities) answer(ctx context.Context, system, user string, maxTokens int, res *SystemAnswer) (string, error) {
-	r, err := a.Chat.Complete(ctx, llm.ChatRequest{System: system, User: user, MaxTokens: maxTokens, NoThink: true}, nil)
+	return a.complete(ctx, llm.ChatRequest{System: system, User: user, MaxTokens: maxTokens, NoThink: true}, res)
+}
+
+func (a *Activities) complete(ctx context.Context, req llm.ChatRequest, res *SystemAnswer) (string, error) {
+	r, err := a.Chat.Complete(ctx, req, nil)
 	if err != nil {
 		if llm.IsRetryable(err) || ctx.Err() != nil {
 			return "", fmt.Errorf("baseline call: %w", err)
@@ -103,13 +107,19 @@ func (a *Activities) BaselineRAG(ctx context.Context, in BaselineInput) (SystemA
 // BaselineLoop is the fixed-depth baseline in the manner of GPT
 // Researcher: one call plans eval.loop_queries sub-queries, each is
 // searched in the corpus (eval.loop_k chunks each, duplicates dropped),
-// one call answers from all of them. A plan that does not parse falls back
-// to the question itself as the only query.
+// one call answers from all of them. The plan is held to din.PlanSchema
+// as the session's seed plan is (in.Schema), so that the two plan alike;
+// a plan that does not parse falls back to the question itself as the
+// only query.
 func (a *Activities) BaselineLoop(ctx context.Context, in BaselineInput) (SystemAnswer, error) {
 	start := time.Now()
 	e := in.Eval
 	res := SystemAnswer{}
-	plan, err := a.answer(ctx, din.PlanSystem, din.PlanPrompt(in.Question, e.LoopQueries), 256, &res)
+	req := llm.ChatRequest{System: din.PlanSystem, User: din.PlanPrompt(in.Question, e.LoopQueries), MaxTokens: 256, NoThink: true}
+	if in.Schema {
+		withPlanSchema(&req, e.LoopQueries, in.SchemaLoose)
+	}
+	plan, err := a.complete(ctx, req, &res)
 	if err != nil {
 		return SystemAnswer{}, err
 	}

@@ -18,7 +18,10 @@ import (
 func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, error) {
 	lg := logger(ctx, in.SessionID)
 	req := llm.ChatRequest{System: in.System, User: in.User, MaxTokens: in.MaxTokens, ThinkingBudget: in.ThinkingBudget, NoThink: in.NoThink}
-	if in.Schema {
+	switch {
+	case in.Schema && in.PlanQueries > 0:
+		withPlanSchema(&req, in.PlanQueries, in.SchemaLoose)
+	case in.Schema:
 		req.Schema, req.SchemaName, req.SchemaStrict = din.Schema(), "din_ops", true
 		if in.SchemaLoose {
 			req.Schema, req.SchemaStrict = din.LooseSchema(), false
@@ -41,6 +44,12 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 		Content: resp.Content, ThinkingChars: len(resp.Thinking), PromptTokens: resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens, LatencyMS: resp.Latency.Milliseconds(), Model: resp.Model,
 	}, nil
+}
+
+// withPlanSchema holds a planning call for n queries to din.PlanSchema, in
+// the loose form for a grammar decoder.
+func withPlanSchema(req *llm.ChatRequest, n int, loose bool) {
+	req.Schema, req.SchemaName, req.SchemaStrict = din.PlanSchema(n, !loose), "plan", !loose
 }
 
 // ApplyOps is Tx2: it embeds every embed_text in one batch, applies the ops

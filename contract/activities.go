@@ -232,6 +232,10 @@ type ReasonInput struct {
 	NoThink        bool   `json:"no_think,omitempty"`
 	Schema         bool   `json:"schema,omitempty"`       // send the DIN schema as response_format
 	SchemaLoose    bool   `json:"schema_loose,omitempty"` // in llama.cpp's loose form (llm.json_schema_loose)
+	// PlanQueries > 0 makes the call a planning call for that many
+	// queries: with Schema, its answer schema is din.PlanSchema instead of
+	// the DIN ops schema.
+	PlanQueries int `json:"plan_queries,omitempty"`
 }
 
 // ReasonResult is the model's answer, thinking stripped (it is logged, never

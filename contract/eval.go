@@ -117,6 +117,11 @@ type BaselineInput struct {
 	Question string `json:"question"`
 	QID      string `json:"qid"`
 	Eval     Eval   `json:"eval"`
+	// Schema and SchemaLoose hold the loop baseline's planning call to
+	// din.PlanSchema as the session's seed plan is held (llm.json_schema,
+	// llm.json_schema_loose).
+	Schema      bool `json:"schema,omitempty"`
+	SchemaLoose bool `json:"schema_loose,omitempty"`
 }
 
 // SystemAnswer is what a baseline answered and what it read: the numbered

@@ -262,7 +262,8 @@ func (e *evaluation) system(ctx workflow.Context, i int, q contract.EvalQuestion
 }
 
 func (e *evaluation) baselineInput(q contract.EvalQuestion) contract.BaselineInput {
-	return contract.BaselineInput{EvalID: e.id, QID: q.ID, Question: q.Question, Eval: e.cfg.Eval}
+	return contract.BaselineInput{EvalID: e.id, QID: q.ID, Question: q.Question, Eval: e.cfg.Eval,
+		Schema: e.cfg.LLM.JSONSchema, SchemaLoose: e.cfg.LLM.JSONSchemaLoose}
 }
 
 // lethe runs the question as a child session with the evaluation's config;

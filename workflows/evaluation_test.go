@@ -1,6 +1,8 @@
 package workflows_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/internal/lethetest/evaltest"
@@ -190,5 +193,44 @@ func TestEvaluationRetriesModelOutage(t *testing.T) {
 	}
 	if rag := res.Summaries[0]; rag.Judge != 1 || rag.Precision != 2.0/3 {
 		t.Fatalf("rag after the outage: %+v", rag)
+	}
+}
+
+// The loop baseline's planning call is held to the plan schema as the
+// session's seed plan is, in the form llm.json_schema_loose picks, so
+// that the two systems plan alike (docs/seed-search.md).
+func TestEvaluationLoopPlanSchema(t *testing.T) {
+	var srv *llmtest.Server
+	env, cfg, _ := evalEnvVia(t, map[string]string{"llm.json_schema": "true", "llm.json_schema_loose": "true"}, func(s *llmtest.Server) string {
+		srv = s
+		return s.URL()
+	})
+	env.ExecuteWorkflow(workflows.EvaluationWorkflow, workflows.EvalInput{Questions: evaltest.Questions()[:1], Systems: []string{"loop"}, Config: &cfg})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	plans := 0
+	for _, q := range srv.Requests() {
+		if !strings.HasPrefix(q.System, "You plan research.") {
+			continue
+		}
+		plans++
+		var body struct {
+			ResponseFormat struct {
+				JSONSchema struct {
+					Strict bool            `json:"strict"`
+					Schema json.RawMessage `json:"schema"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.Unmarshal([]byte(q.Body), &body); err != nil {
+			t.Fatal(err)
+		}
+		if js := body.ResponseFormat.JSONSchema; js.Strict || !bytes.Equal(js.Schema, din.PlanSchema(cfg.Eval.LoopQueries, false)) {
+			t.Errorf("loop plan: strict %v, schema %s; want the loose plan schema", js.Strict, js.Schema)
+		}
+	}
+	if plans != 1 {
+		t.Fatalf("%d planning calls, want the loop's one", plans)
 	}
 }

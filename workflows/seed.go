@@ -61,7 +61,7 @@ func (s *session) seedSearch(ctx workflow.Context) bool {
 func (s *session) planSeed(ctx workflow.Context) []string {
 	n := s.cfg.Research.SeedQueries
 	in := contract.ReasonInput{SessionID: s.id, Iteration: 0, System: din.PlanSystem, User: din.PlanPrompt(s.in.Goal, n),
-		MaxTokens: seedPlanTokens, NoThink: true}
+		MaxTokens: seedPlanTokens, NoThink: true, PlanQueries: n, Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose}
 	var out contract.ReasonResult
 	s.st.Stats.LLMCalls++
 	if err := s.exec(ctx, summarized(llmCtx(ctx, s.cfg), "seed: plan %d search queries", n), acts.Reason, in, &out); err != nil {

@@ -1,6 +1,9 @@
 package workflows_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -180,6 +183,54 @@ func TestSeedPlan(t *testing.T) {
 	if on.res.Stats.LLMCalls != goalOnly.res.Stats.LLMCalls+1 || on.res.Tokens <= goalOnly.res.Tokens {
 		t.Fatalf("the planning call is not counted: %d calls / %d tokens against %d / %d",
 			on.res.Stats.LLMCalls, on.res.Tokens, goalOnly.res.Stats.LLMCalls, goalOnly.res.Tokens)
+	}
+}
+
+// TestSeedPlanSendsPlanSchema: with llm.json_schema on, the planning call
+// is held to din.PlanSchema for research.seed_queries queries, in the form
+// llm.json_schema_loose picks (a 1.5B model asked for JSON in free text
+// answered half its plans with prose); off, it is free text as before.
+func TestSeedPlanSendsPlanSchema(t *testing.T) {
+	plan := `{"queries":["lithium dendrite growth","cathode interface degradation"]}`
+	for _, c := range []struct{ schema, loose bool }{{true, false}, {true, true}, {false, false}} {
+		t.Run(fmt.Sprintf("schema=%v,loose=%v", c.schema, c.loose), func(t *testing.T) {
+			script := llmtest.Script{Rules: []llmtest.Rule{planRule(plan, 0), {Name: "done", Reply: ownKnowledge}}}
+			r := runSession(t, script, map[string]string{"research.seed_search": "true", "research.seed_queries": "2",
+				"llm.json_schema": fmt.Sprint(c.schema), "llm.json_schema_loose": fmt.Sprint(c.loose)})
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			plans := 0
+			for _, q := range r.llm.Requests() {
+				if !strings.HasPrefix(q.System, "You plan research.") {
+					continue
+				}
+				plans++
+				var body struct {
+					ResponseFormat *struct {
+						JSONSchema struct {
+							Name   string          `json:"name"`
+							Strict bool            `json:"strict"`
+							Schema json.RawMessage `json:"schema"`
+						} `json:"json_schema"`
+					} `json:"response_format"`
+				}
+				if err := json.Unmarshal([]byte(q.Body), &body); err != nil {
+					t.Fatal(err)
+				}
+				switch rf := body.ResponseFormat; {
+				case !c.schema && rf != nil:
+					t.Errorf("llm.json_schema off, yet the plan carried %s", rf.JSONSchema.Schema)
+				case c.schema && rf == nil:
+					t.Error("llm.json_schema on, yet the plan is free text")
+				case c.schema && (rf.JSONSchema.Strict == c.loose || !bytes.Equal(rf.JSONSchema.Schema, din.PlanSchema(2, !c.loose))):
+					t.Errorf("plan schema %q strict %v: %s; want din.PlanSchema(2, %v)", rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema, !c.loose)
+				}
+			}
+			if plans != 1 || r.res.Stats.WebSearches != 3 {
+				t.Fatalf("%d planning calls, %d searches; want one plan and the goal's search with its two queries", plans, r.res.Stats.WebSearches)
+			}
+		})
 	}
 }
 
