@@ -76,7 +76,7 @@ func main() {
 	flag.StringVar(&eo.pdf, "pdf", "", "pdftotext: index the corpus's PDFs too, as a worker with pdftotext does (empty: HTML and text only)")
 	flag.Float64Var(&eo.dedup, "dedup", config.Defaults().Research.CorpusDedup, "search: research.corpus_dedup, the share of a passage's word sequences in passages ranked above it that leaves it out (0: keep all)")
 	queryPrefix := flag.String("query-prefix", config.Defaults().Embed.QueryPrefix, "embed.query_prefix: scripts/models.sh sets it empty for all-MiniLM-L6-v2, as the evaluation runs it")
-	pick := flag.Bool("pick", false, "print what a research run fetches: the gold strings in the first pages of Discover's candidates in the provider's order, by goal cosine, and fused (queue.RankFused)")
+	pick := flag.Bool("pick", false, "print what a research run fetches: the gold strings in the first pages of Discover's candidates in the provider's order, by goal cosine, fused, and spread (pick_spread.go)")
 	facts := flag.Bool("facts", false, "print fact recall: the gold strings held by the facts a report section is written from (activities.ExtractFacts), per scoring")
 	flag.Parse()
 	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts, *pick, *queryPrefix); err != nil {

@@ -18,15 +18,16 @@ import (
 
 // runPick measures the research run's queue order (-pick): Discover's
 // research.discover_limit candidates for the question as the session's
-// goal query, in three orders (the provider's, goal cosine of title and
+// goal query, in the provider's order, by goal cosine of title and
 // snippet as Discover scores them and queue.RankCandidates orders them,
-// and the two fused by reciprocal rank, fused),
-// and the gold strings held by the pages of the first 1, 2, 3 and 5 of
-// each, each page as Fetch reads it (the passage with its neighbours).
+// the two fused by reciprocal rank, and the goal order spread four ways
+// (pick_spread.go); and the gold strings held by the pages of the first 1,
+// 2, 3 and 5 of each, each page as Fetch reads it (the passage with its
+// neighbours).
 func runPick(ctx context.Context, w io.Writer, e *engines, qs []questions.Question, p params) error {
 	limit := config.Defaults().Research.DiscoverLimit
 	picks := []int{1, 2, 3, 5}
-	orders := []string{"search", "goal", "fused"}
+	orders := []string{"search", "goal", "fused", "spread-docs", "spread-adjacent", "mmr-0.7", "mmr-0.5"}
 	rows := map[string]*row{}
 	var names []string
 	for _, pk := range picks {
@@ -35,6 +36,7 @@ func runPick(ctx context.Context, w io.Writer, e *engines, qs []questions.Questi
 			rows[name], names = &row{name: name}, append(names, name)
 		}
 	}
+	opened := map[string]string{} // a page is read once: a PDF's is pdftotext's whole run
 	for _, q := range qs {
 		ranked, err := e.queueOrders(ctx, q.Question, limit, p)
 		if err != nil {
@@ -44,11 +46,15 @@ func runPick(ctx context.Context, w io.Writer, e *engines, qs []questions.Questi
 			for _, pk := range picks {
 				var texts []string
 				for _, c := range ranked[o][:min(pk, len(ranked[o]))] {
-					d, err := e.c.Open(c.URL)
-					if err != nil {
-						return fmt.Errorf("%s: open %s: %w", q.ID, c.URL, err)
+					t, ok := opened[c.URL]
+					if !ok {
+						d, err := e.c.Open(c.URL)
+						if err != nil {
+							return fmt.Errorf("%s: open %s: %w", q.ID, c.URL, err)
+						}
+						t, opened[c.URL] = d.Text, d.Text
 					}
-					texts = append(texts, d.Text)
+					texts = append(texts, t)
 				}
 				rows[fmt.Sprintf("%s top-%d", o, pk)].add(q.Kind, questions.Evidence(q, texts), charsOf(texts))
 			}
@@ -85,7 +91,13 @@ func (e *engines) queueOrders(ctx context.Context, q string, limit int, p params
 			GoalCos: algebra.Cosine32(vs[i], goal[0])}
 	}
 	byGoal := queue.RankCandidates(cands, nil)
-	return map[string][]contract.URLCandidate{"search": cands, "goal": byGoal, "fused": fused(cands, byGoal, pickRRFK)}, nil
+	byURL := map[string][]float32{}
+	for i, c := range cands {
+		byURL[queue.NormalizeURL(c.URL)] = vs[i]
+	}
+	return map[string][]contract.URLCandidate{"search": cands, "goal": byGoal, "fused": fused(cands, byGoal, pickRRFK),
+		"spread-docs": spreadDocs(byGoal), "spread-adjacent": spreadAdjacent(byGoal),
+		"mmr-0.7": mmrOrder(byGoal, byURL, 0.7), "mmr-0.5": mmrOrder(byGoal, byURL, 0.5)}, nil
 }
 
 // pickRRFK is the fusion constant of the fused order, the corpus search's
