@@ -170,6 +170,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, erro
 		Index: in.Index, Question: q.ID, Kind: q.Kind, System: in.System, Answer: truncate(body, in.Eval.RecordAnswerChars),
 		Contains: q.Contains(body), Calls: ans.Calls, PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens, Seconds: ans.Seconds,
 	}
+	rec.UnverifiedOnly = rec.Contains && !q.Contains(score.Verified(body))
 	texts, read, err := a.scoredSources(ctx, in)
 	if err != nil {
 		return EvalRecord{}, err

@@ -104,6 +104,15 @@ func TestScoreCitations(t *testing.T) {
 	if len(rec.Unsupported) != 1 || rec.Unsupported[0] != strings.Replace(scoreNever, " [1]", "", 1) {
 		t.Errorf("unsupported sentences %q, want the unjudged one", rec.Unsupported)
 	}
+
+	// The gold answer only in a sentence the session's check marked.
+	rec = score("The program is xeyes, [unverified]. It runs on X [1].")
+	if !rec.Contains || !rec.UnverifiedOnly {
+		t.Errorf("answer only in an [unverified] sentence: contains %v, unverified only %v, want both", rec.Contains, rec.UnverifiedOnly)
+	}
+	if rec = score("The program is xeyes [1]. A guess [unverified]."); !rec.Contains || rec.UnverifiedOnly {
+		t.Errorf("answer in a checked sentence: contains %v, unverified only %v, want contains alone", rec.Contains, rec.UnverifiedOnly)
+	}
 }
 
 func TestNoteUnsupportedBounded(t *testing.T) {

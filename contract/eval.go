@@ -34,10 +34,14 @@ type EvalRecord struct {
 	Answer   string `json:"answer,omitempty"` // cut to eval.record_answer_chars
 	// Correctness: gold containment (eval/questions: Contains) and the
 	// judge's grade (0, 0.5, 1; JudgeError set when it could not grade).
-	Contains    bool    `json:"contains"`
-	Judge       float64 `json:"judge"`
-	JudgeReason string  `json:"judge_reason,omitempty"`
-	JudgeError  string  `json:"judge_error,omitempty"`
+	Contains bool `json:"contains"`
+	// UnverifiedOnly: the gold answer is contained only in sentences
+	// the session's citation check marked [unverified] (score.Verified),
+	// that is, the model's guess flagged to the reader, not what it read.
+	UnverifiedOnly bool    `json:"unverified_only,omitempty"`
+	Judge          float64 `json:"judge"`
+	JudgeReason    string  `json:"judge_reason,omitempty"`
+	JudgeError     string  `json:"judge_error,omitempty"`
 	// CitationError is the last answer of the entailment judge that gave
 	// no verdict on a single claim (that claim is counted in Unjudged).
 	CitationError string `json:"citation_error,omitempty"`
@@ -93,6 +97,7 @@ type EvalSummary struct {
 	Questions      int     `json:"questions"`
 	Failed         int     `json:"failed"`
 	Contains       float64 `json:"contains"`           // share of questions
+	Verified       float64 `json:"contains_verified"`  // share of questions contained outside [unverified] sentences
 	Judge          float64 `json:"judge"`              // mean grade
 	Precision      float64 `json:"citation_precision"` // pooled: Σsupported/Σcited
 	CitationRecall float64 `json:"citation_recall"`    // pooled: Σciting/Σfactual

@@ -48,6 +48,9 @@ func Summarize(records []Record, systems []string) []Summary {
 			}
 			if r.Contains {
 				sm.Contains++
+				if !r.UnverifiedOnly {
+					sm.Verified++
+				}
 			}
 			sm.Judge += r.Judge
 			sm.EvidenceRecall += r.EvidenceRecall
@@ -58,7 +61,7 @@ func Summarize(records []Record, systems []string) []Summary {
 			sm.Minutes += r.Seconds / 60
 		}
 		n := float64(len(rs))
-		sm.Contains, sm.Judge, sm.EvidenceRecall = sm.Contains/n, sm.Judge/n, sm.EvidenceRecall/n
+		sm.Contains, sm.Verified, sm.Judge, sm.EvidenceRecall = sm.Contains/n, sm.Verified/n, sm.Judge/n, sm.EvidenceRecall/n
 		sm.Precision, sm.CitationRecall = Ratio(supported, cited), Ratio(citing, factual)
 		out = append(out, sm)
 	}
@@ -99,11 +102,11 @@ func SortRecords(records []Record, systems []string) {
 // and system.
 func Table(sums []Summary, records []Record) string {
 	var b strings.Builder
-	b.WriteString("| system | questions | failed | correct (contains) | correct (judge) | citation precision | citation recall | evidence recall | unjudged | LLM calls | tokens | minutes |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| system | questions | failed | correct (contains) | correct (verified) | correct (judge) | citation precision | citation recall | evidence recall | unjudged | LLM calls | tokens | minutes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d | %.1f |\n",
-			s.System, s.Questions, s.Failed, s.Contains, s.Judge, s.Precision, s.CitationRecall, s.EvidenceRecall, s.Unjudged, s.Calls, s.Tokens, s.Minutes)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d | %.1f |\n",
+			s.System, s.Questions, s.Failed, s.Contains, s.Verified, s.Judge, s.Precision, s.CitationRecall, s.EvidenceRecall, s.Unjudged, s.Calls, s.Tokens, s.Minutes)
 	}
 	if len(records) == 0 {
 		return b.String()
@@ -124,10 +127,19 @@ func Table(sums []Summary, records []Record) string {
 		}
 		note = strings.ReplaceAll(cut(strings.Join(strings.Fields(note), " "), 120), "|", "\\|")
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %d (%d) | %d | %d (%d) | %.2f | %d | %d | %.0f | %s |\n",
-			r.Question, r.Kind, r.System, yes(r.Contains), r.Judge, r.Cited, r.Supported, r.Unjudged, r.Factual, r.Citing,
+			r.Question, r.Kind, r.System, contained(r), r.Judge, r.Cited, r.Supported, r.Unjudged, r.Factual, r.Citing,
 			r.EvidenceRecall, r.Calls, r.PromptTokens+r.CompletionTokens, r.Seconds, note)
 	}
 	return b.String()
+}
+
+// contained is the per-question table's contains cell: "unverified"
+// when only sentences marked [unverified] hold the answer.
+func contained(r Record) string {
+	if r.Contains && r.UnverifiedOnly {
+		return "unverified"
+	}
+	return yes(r.Contains)
 }
 
 func yes(b bool) string {

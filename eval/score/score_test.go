@@ -134,29 +134,31 @@ func TestSummarize(t *testing.T) {
 		{Index: 1, System: "rag", Contains: true, Judge: 1, Cited: 3, Supported: 2, Factual: 4, Citing: 3, EvidenceRecall: 1, Calls: 1, PromptTokens: 900, CompletionTokens: 100, Seconds: 30},
 		{Index: 0, System: "rag", Judge: 0.5, Cited: 2, Supported: 1, Unjudged: 1, Factual: 1, Citing: 1, EvidenceRecall: 0.5, Calls: 1, PromptTokens: 1000, Seconds: 30},
 		{Index: 0, System: "lethe", Failed: true, Error: "stopped"},
+		{Index: 1, System: "lethe", Contains: true, UnverifiedOnly: true},
 	}
 	sums := Summarize(recs, []string{"lethe", "rag", "loop"})
 	want := []Summary{
-		{System: "lethe", Questions: 1, Failed: 1},
-		{System: "rag", Questions: 2, Contains: 0.5, Judge: 0.75, Precision: 0.6, CitationRecall: 0.8, EvidenceRecall: 0.75, Unjudged: 1, Calls: 2, Tokens: 2000, Minutes: 1},
+		{System: "lethe", Questions: 2, Failed: 1, Contains: 0.5},
+		{System: "rag", Questions: 2, Contains: 0.5, Verified: 0.5, Judge: 0.75, Precision: 0.6, CitationRecall: 0.8, EvidenceRecall: 0.75, Unjudged: 1, Calls: 2, Tokens: 2000, Minutes: 1},
 	}
 	if !reflect.DeepEqual(sums, want) {
 		t.Fatalf("Summarize:\n got  %+v\n want %+v", sums, want)
 	}
 	SortRecords(recs, []string{"lethe", "rag"})
-	if recs[0].System != "lethe" || recs[1].Index != 0 || recs[2].Index != 1 {
+	if recs[0].System != "lethe" || recs[1].Index != 0 || recs[2].Index != 1 || recs[2].System != "lethe" {
 		t.Fatalf("SortRecords: %+v", recs)
 	}
 	tab := Table(sums, recs)
-	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.75 | 0.60 | 0.80 | 0.75 | 1 | 2 | 2000 | 1.0 |") ||
+	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.50 | 0.75 | 0.60 | 0.80 | 0.75 | 1 | 2 | 2000 | 1.0 |") ||
+		!strings.Contains(tab, "| lethe | 2 | 1 | 0.50 | 0.00 |") || !strings.Contains(tab, "| lethe | unverified |") ||
 		!strings.Contains(tab, "| rag | no | 0.5 | 2 (1) | 1 | 1 (1) |") || !strings.Contains(tab, "failed: stopped") {
 		t.Fatalf("Table:\n%s", tab)
 	}
-	if r := recs[2]; math.Abs(r.Precision()-2.0/3) > 1e-12 || r.CitationRecall() != 0.75 {
+	if r := recs[3]; math.Abs(r.Precision()-2.0/3) > 1e-12 || r.CitationRecall() != 0.75 {
 		t.Fatalf("record precision %v recall %v", r.Precision(), r.CitationRecall())
 	}
 	lines, err := JSONL(recs)
-	if err != nil || strings.Count(lines, "\n") != 3 {
+	if err != nil || strings.Count(lines, "\n") != 4 {
 		t.Fatalf("JSONL: %v\n%s", err, lines)
 	}
 }
@@ -218,6 +220,27 @@ func TestSentencesSkipVerificationFooter(t *testing.T) {
 			if got := Sentences(report); !reflect.DeepEqual(got, want) {
 				t.Errorf("footer %q:\n got  %#v\n want %#v", c.Footer(), got, want)
 			}
+		}
+	}
+}
+
+// TestVerified: a sentence the citation check marked goes, with its mark
+// wherever the check put it (after the full stop, where the mark it
+// replaced belonged to the sentence before it, or after a comma); what
+// the report states on evidence stays, spacing aside.
+func TestVerified(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"No marks here [1].", "No marks here [1]."},
+		{"CUPS listens on 631 [1]. The lp option is -o collate=true, [unverified]. Done [2].",
+			"CUPS listens on 631 [1]. Done [2]."},
+		{"The port is 993. [unverified] Use imaps [1].", "Use imaps [1]."},
+		{"Guess one [unverified]. Guess two [unverified].", ""},
+		{"# Title\n\n## Part\n\nRead it [1]. Made up [unverified].\n\n## Summary\n\nAlso made up. [unverified]",
+			"# Title\n\n## Part\n\nRead it [1]. \n\n## Summary\n\n"},
+		{"Run `echo [unverified]` to print it [1].", "Run `echo [unverified]` to print it [1]."},
+	} {
+		if got := Verified(c.in); strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(c.want), " ") {
+			t.Errorf("Verified(%q)\n got  %q\n want %q", c.in, got, c.want)
 		}
 	}
 }

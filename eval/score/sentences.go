@@ -7,6 +7,7 @@ package score
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -190,4 +191,33 @@ func Body(answer string) string {
 		}
 	}
 	return strings.TrimSpace(answer)
+}
+
+// unverifiedSentinel stands in for contract.UnverifiedMarker while
+// Verified splits a text: as a citation mark, it belongs to its sentence
+// by the report's own rules ("… copies. [unverified]" ends the sentence
+// before it, as the mark it replaced did). No report has 9,999 sources.
+const unverifiedSentinel = "[9999]"
+
+// Verified is body without the sentences the session's citation check
+// marked contract.UnverifiedMarker: what the report states on evidence.
+// Containment on it (EvalRecord.UnverifiedOnly) tells an answer the
+// system read from one its model guessed and the check flagged; a
+// baseline's answer, never checked, has no marks and is returned whole.
+func Verified(body string) string {
+	if !strings.Contains(body, contract.UnverifiedMarker) {
+		return body
+	}
+	t := strings.ReplaceAll(body, contract.UnverifiedMarker, unverifiedSentinel)
+	var b strings.Builder
+	at := 0
+	for _, s := range contract.SplitSentences(t) {
+		if !slices.Contains(s.Cited(), 9999) {
+			continue
+		}
+		b.WriteString(t[at:s.Start])
+		at = s.End
+	}
+	b.WriteString(t[at:])
+	return strings.ReplaceAll(b.String(), unverifiedSentinel, contract.UnverifiedMarker)
 }
