@@ -131,6 +131,17 @@ func TestCorpusDebianReferencePDF(t *testing.T) {
 	if strings.Contains(doc.Text, " / 233") {
 		t.Error("a page footer (N / 233) is in the PDF text")
 	}
+	// The contents pages are gone; the sections and tables they list stay.
+	for _, entry := range []string{"Console basics . . . .", "List of insecure and secure services and ports . . . ."} {
+		if strings.Contains(doc.Text, entry) {
+			t.Errorf("a contents entry %q is in the PDF text", entry)
+		}
+	}
+	for _, want := range []string{"List of insecure and secure services and ports", "imaps"} {
+		if !strings.Contains(doc.Text, want) {
+			t.Errorf("PDF text lacks %q", want)
+		}
+	}
 	// The book as a whole is a hit for a query its HTML chapters share.
 	hits, err := c.Search(ctx, "Debian Reference Osamu Aoki system administration", 20)
 	if err != nil {

@@ -16,4 +16,6 @@ package research
 //	1  PDF running headers and footers dropped (pdf_running.go)
 //	2  PDF text read raw from pdftotext's <pre>, not parsed as HTML
 //	   (parsePdftotextHTML: "<" in the text had swallowed passages)
-const extractionVersion = 2
+//	3  PDF contents pages (table of contents, lists of tables and
+//	   figures) dropped (pdf_contents.go)
+const extractionVersion = 3

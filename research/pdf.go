@@ -57,7 +57,8 @@ func (p PDFConverter) path() string {
 // Extract converts the PDF read from r. The title is the PDF's Title
 // metadata (else empty, for the caller to fill); the text is pdftotext's
 // reading order without the running headers and footers of its pages
-// (dropRunningLines), the lines of each text block joined, blocks and
+// (dropRunningLines) and without its contents pages (dropContentsPages),
+// the lines of each text block joined, blocks and
 // pages separated by a blank line, and words hyphenated across a line
 // break joined again. A PDF whose text runs past Limits.MaxTextBytes gives its
 // beginning (Document.Truncated). The temporary copy of the PDF is removed
@@ -90,6 +91,7 @@ func (p PDFConverter) Extract(ctx context.Context, r io.Reader, url string) (Doc
 	lim := p.Limits.withDefaults()
 	title, text := parsePdftotextHTML(res.Stdout)
 	text, _ = dropRunningLines(text)
+	text, _ = dropContentsPages(text)
 	doc.Title = lim.Title(title)
 	doc.Text, doc.Truncated = lim.Text(reflowPDFText(text))
 	doc.Truncated = doc.Truncated || res.Truncated
