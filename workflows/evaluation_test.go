@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -215,19 +214,8 @@ func TestEvaluationLoopPlanSchema(t *testing.T) {
 			continue
 		}
 		plans++
-		var body struct {
-			ResponseFormat struct {
-				JSONSchema struct {
-					Strict bool            `json:"strict"`
-					Schema json.RawMessage `json:"schema"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal([]byte(q.Body), &body); err != nil {
-			t.Fatal(err)
-		}
-		if js := body.ResponseFormat.JSONSchema; js.Strict || !bytes.Equal(js.Schema, din.PlanSchema(cfg.Eval.LoopQueries, false)) {
-			t.Errorf("loop plan: strict %v, schema %s; want the loose plan schema", js.Strict, js.Schema)
+		if _, strict, schema := decodeChatBody(t, q.Body).schema(); strict || !bytes.Equal(schema, din.PlanSchema(cfg.Eval.LoopQueries, false)) {
+			t.Errorf("loop plan: strict %v, schema %s; want the loose plan schema", strict, schema)
 		}
 	}
 	if plans != 1 {

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -206,25 +205,14 @@ func TestSeedPlanSendsPlanSchema(t *testing.T) {
 					continue
 				}
 				plans++
-				var body struct {
-					ResponseFormat *struct {
-						JSONSchema struct {
-							Name   string          `json:"name"`
-							Strict bool            `json:"strict"`
-							Schema json.RawMessage `json:"schema"`
-						} `json:"json_schema"`
-					} `json:"response_format"`
-				}
-				if err := json.Unmarshal([]byte(q.Body), &body); err != nil {
-					t.Fatal(err)
-				}
-				switch rf := body.ResponseFormat; {
-				case !c.schema && rf != nil:
-					t.Errorf("llm.json_schema off, yet the plan carried %s", rf.JSONSchema.Schema)
-				case c.schema && rf == nil:
+				name, strict, schema := decodeChatBody(t, q.Body).schema()
+				switch {
+				case !c.schema && schema != nil:
+					t.Errorf("llm.json_schema off, yet the plan carried %s", schema)
+				case c.schema && schema == nil:
 					t.Error("llm.json_schema on, yet the plan is free text")
-				case c.schema && (rf.JSONSchema.Strict == c.loose || !bytes.Equal(rf.JSONSchema.Schema, din.PlanSchema(2, !c.loose))):
-					t.Errorf("plan schema %q strict %v: %s; want din.PlanSchema(2, %v)", rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema, !c.loose)
+				case c.schema && (strict == c.loose || !bytes.Equal(schema, din.PlanSchema(2, !c.loose))):
+					t.Errorf("plan schema %q strict %v: %s; want din.PlanSchema(2, %v)", name, strict, schema, !c.loose)
 				}
 			}
 			if plans != 1 || r.res.Stats.WebSearches != 3 {

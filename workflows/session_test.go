@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -309,37 +308,26 @@ func TestReasonSendsSchemaForm(t *testing.T) {
 				if q.Path != "/v1/chat/completions" || q.Body == "" {
 					continue
 				}
-				var body struct {
-					Seed           int `json:"seed"`
-					ResponseFormat struct {
-						JSONSchema struct {
-							Strict bool            `json:"strict"`
-							Schema json.RawMessage `json:"schema"`
-						} `json:"json_schema"`
-					} `json:"response_format"`
-				}
-				if err := json.Unmarshal([]byte(q.Body), &body); err != nil {
-					t.Fatal(err)
-				}
+				body := decodeChatBody(t, q.Body)
 				if body.Seed != 42 {
 					t.Errorf("seed %d, want 42", body.Seed)
 				}
-				js := body.ResponseFormat.JSONSchema
-				if js.Schema == nil {
+				_, strict, schema := body.schema()
+				if schema == nil {
 					continue // an assembly call: free text
 				}
 				if strings.HasPrefix(q.User, "Check these citations") {
 					// The citation verdicts have their own schema, sent in the
 					// same form (docs/citations.md).
 					verdicts++
-					if js.Strict == loose || !bytes.Contains(js.Schema, []byte(`"verdicts"`)) {
-						t.Errorf("verification call: strict %v, schema %.120s…", js.Strict, js.Schema)
+					if strict == loose || !bytes.Contains(schema, []byte(`"verdicts"`)) {
+						t.Errorf("verification call: strict %v, schema %.120s…", strict, schema)
 					}
 					continue
 				}
 				n++
-				if js.Strict == loose || !bytes.Equal(js.Schema, want) {
-					t.Errorf("strict %v, schema %.120s…; want strict %v and the %s form", js.Strict, js.Schema, !loose, map[bool]string{false: "strict", true: "loose"}[loose])
+				if strict == loose || !bytes.Equal(schema, want) {
+					t.Errorf("strict %v, schema %.120s…; want strict %v and the %s form", strict, schema, !loose, map[bool]string{false: "strict", true: "loose"}[loose])
 				}
 			}
 			if n == 0 || verdicts == 0 {
