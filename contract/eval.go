@@ -221,8 +221,9 @@ type SystemStatus struct {
 	System    string  `json:"system"`
 	Records   int     `json:"records"`
 	Failed    int     `json:"failed"`
-	Contains  float64 `json:"contains"` // share so far
-	Judge     float64 `json:"judge"`    // mean so far
+	Contains  float64 `json:"contains"`          // share so far
+	Verified  float64 `json:"contains_verified"` // share so far, outside [unverified] sentences (EvalSummary.Verified)
+	Judge     float64 `json:"judge"`             // mean so far
 	Cited     int     `json:"cited"`
 	Supported int     `json:"supported"`
 	Unjudged  int     `json:"unjudged"`

@@ -98,6 +98,28 @@ func TestEvaluationScores(t *testing.T) {
 	if lethe.Judge != 0.5 || math.Abs(lethe.Contains-1.0/3) > 1e-12 || lethe.Calls == 0 {
 		t.Errorf("lethe: %+v", lethe)
 	}
+	// A baseline's answer carries no [unverified] mark: both shares agree.
+	for _, s := range res.Summaries {
+		if s.Verified > s.Contains || s.System != "lethe" && s.Verified != s.Contains {
+			t.Errorf("%s: correct (verified) %v against correct (contains) %v", s.System, s.Verified, s.Contains)
+		}
+	}
+	v, err := env.QueryWorkflow(workflows.QueryProgress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p workflows.EvalProgress
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Systems) != len(res.Summaries) {
+		t.Fatalf("progress: %d systems, want %d", len(p.Systems), len(res.Summaries))
+	}
+	for i, s := range p.Systems {
+		if sm := res.Summaries[i]; s.System != sm.System || s.Contains != sm.Contains || s.Verified != sm.Verified {
+			t.Errorf("progress %s: contains %v verified %v; the result says %v and %v", s.System, s.Contains, s.Verified, sm.Contains, sm.Verified)
+		}
+	}
 	b, err := os.ReadFile(filepath.Join(res.Dir, "results.jsonl"))
 	if err != nil {
 		t.Fatal(err)
