@@ -1,6 +1,7 @@
 package neo4j
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -12,6 +13,13 @@ import (
 // widened components, and read back by narrowing, which is exact too. The
 // driver returns lists as []any of float64. Empty vectors and empty
 // optional strings are stored as absent properties (null).
+//
+// Task and evidence embeddings are also stored packed (packedSuffix): the
+// float list is what the vector index reads, and the packed copy is what
+// crosses the wire. A list of 384 floats is 3.5 KB of Bolt and 384 boxed
+// values for the driver to decode; the packed copy is 1.5 KB and one copy
+// (docs/neo4j.md, "Embeddings on the wire"). Nodes an older binary wrote
+// have the list only, and every read falls back to it.
 
 func f32list(v []float32) any {
 	if len(v) == 0 {
@@ -50,9 +58,58 @@ func asF32(v any) ([]float32, error) {
 			out[i] = float32(f)
 		}
 		return out, nil
+	case []byte:
+		return unpackF32(l)
 	}
 	return nil, fmt.Errorf("embedding is %T, not a list", v)
 }
+
+// packedSuffix names the packed copy of an embedding property:
+// "embedding" is stored packed as "embedding_f32".
+const packedSuffix = "_f32"
+
+// packF32 is v as little-endian float32 bits, or nil (an absent property)
+// when v is empty, as f32list stores it.
+func packF32(v []float32) any {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+	}
+	return out
+}
+
+func unpackF32(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("packed embedding of %d bytes is not a whole number of float32", len(b))
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}
+
+// wireVec is the Cypher expression for a node's embedding property as it
+// should cross the wire: the packed copy, else (a node an older binary
+// wrote) the float list.
+func wireVec(node, prop string) string {
+	return fmt.Sprintf("coalesce(%[1]s.%[2]s%[3]s, %[1]s.%[2]s)", node, prop, packedSuffix)
+}
+
+// taskWire and evidenceWire project whole task and evidence nodes for a
+// read: a float list is left out where the node holds its packed copy, so
+// that no vector crosses the wire twice.
+const (
+	taskWire = `t {.*, embedding: CASE WHEN t.embedding_f32 IS NULL THEN t.embedding END, ` +
+		`result_embedding: CASE WHEN t.result_embedding_f32 IS NULL THEN t.result_embedding END}`
+	evidenceWire = `e {.*, embedding: CASE WHEN e.embedding_f32 IS NULL THEN e.embedding END}`
+)
 
 func optString(s string) any {
 	if s == "" {
@@ -90,8 +147,14 @@ func (p props) float(k string) float64 {
 	return 0
 }
 
+// emb reads the embedding property k, from its packed copy when the
+// row holds one.
 func (p props) emb(k string) ([]float32, error) {
-	v, err := asF32(p[k])
+	raw := p[k]
+	if packed, ok := p[k+packedSuffix]; ok && packed != nil {
+		raw = packed
+	}
+	v, err := asF32(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k, err)
 	}
@@ -115,18 +178,20 @@ func strList(v any) []string {
 // taskProps is the property map of a Task node.
 func taskProps(t graph.Task) map[string]any {
 	return map[string]any{
-		"id":               t.ID,
-		"session_id":       t.SessionID,
-		"short_id":         t.ShortID,
-		"description":      t.Description,
-		"embed_text":       t.EmbedText,
-		"embedding":        f32list(t.Embedding),
-		"status":           string(t.Status),
-		"depth":            int64(t.Depth),
-		"n_productive":     int64(t.NProductive),
-		"result_summary":   optString(t.ResultSummary),
-		"result_embedding": f32list(t.ResultEmbedding),
-		"created_iter":     int64(t.CreatedIter),
+		"id":                   t.ID,
+		"session_id":           t.SessionID,
+		"short_id":             t.ShortID,
+		"description":          t.Description,
+		"embed_text":           t.EmbedText,
+		"embedding":            f32list(t.Embedding),
+		"embedding_f32":        packF32(t.Embedding),
+		"status":               string(t.Status),
+		"depth":                int64(t.Depth),
+		"n_productive":         int64(t.NProductive),
+		"result_summary":       optString(t.ResultSummary),
+		"result_embedding":     f32list(t.ResultEmbedding),
+		"result_embedding_f32": packF32(t.ResultEmbedding),
+		"created_iter":         int64(t.CreatedIter),
 	}
 }
 
@@ -163,16 +228,17 @@ func taskFrom(p props, parent, deps any) (graph.Task, error) {
 // evidenceProps is the property map of an Evidence node.
 func evidenceProps(e graph.Evidence) map[string]any {
 	return map[string]any{
-		"id":           e.ID,
-		"session_id":   e.SessionID,
-		"content":      e.Content,
-		"source_url":   optString(e.SourceURL),
-		"title":        optString(e.Title),
-		"kind":         string(e.Kind),
-		"strength":     e.Strength,
-		"embedding":    f32list(e.Embedding),
-		"created_iter": int64(e.CreatedIter),
-		"content_hash": e.ContentHash,
+		"id":            e.ID,
+		"session_id":    e.SessionID,
+		"content":       e.Content,
+		"source_url":    optString(e.SourceURL),
+		"title":         optString(e.Title),
+		"kind":          string(e.Kind),
+		"strength":      e.Strength,
+		"embedding":     f32list(e.Embedding),
+		"embedding_f32": packF32(e.Embedding),
+		"created_iter":  int64(e.CreatedIter),
+		"content_hash":  e.ContentHash,
 	}
 }
 

@@ -148,10 +148,10 @@ func shapeNodes(ctx context.Context, tx driver.ManagedTransaction, sessionID str
 // shapeRows are the wanted tasks (as loadTasks reads them) and evidence
 // shapes (no texts, no SUPPORTS targets: those are in the hop's edges).
 const shapeRows = `MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $tids AND t.session_id = $sid
-RETURN t AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps, null AS shape
+RETURN ` + taskWire + ` AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps, null AS shape
 UNION ALL
 MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $eids AND e.session_id = $sid
-RETURN null AS task, null AS parent, null AS deps, e {.id, .session_id, .embedding, .created_iter, .content_hash} AS shape`
+RETURN null AS task, null AS parent, null AS deps, e {.id, .session_id, embedding: coalesce(e.embedding_f32, e.embedding), .created_iter, .content_hash} AS shape`
 
 // evidenceByID loads the given evidence nodes of the session with their
 // SUPPORTS targets (the first one, without seq, first), in Evidence order.
@@ -160,7 +160,7 @@ func evidenceByID(ctx context.Context, tx driver.ManagedTransaction, sessionID s
 	err := each(ctx, tx, `MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $ids AND e.session_id = $sid
 MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
-RETURN e, collect(t.id)`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
+RETURN `+evidenceWire+`, collect(t.id)`, map[string]any{"sid": sessionID, "ids": ids}, func(r *driver.Record) error {
 		e, err := evidenceRecord(r)
 		if err != nil {
 			return err

@@ -124,7 +124,7 @@ func (s *Store) evidenceWhere(ctx context.Context, op, sessionID, match string, 
 		q := match + `
 MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
-RETURN e, collect(t.id)`
+RETURN ` + evidenceWire + `, collect(t.id)`
 		return each(ctx, tx, q, p, func(r *driver.Record) error {
 			e, err := evidenceRecord(r)
 			if err != nil {
@@ -267,7 +267,7 @@ func (s *Store) indexRound(ctx context.Context, tx driver.ManagedTransaction, se
 	}
 	err := each(ctx, tx, `UNWIND range(0, size($qs) - 1) AS i
 CALL db.index.vector.queryNodes($idx, $k, $qs[i]) YIELD node, score
-RETURN i, node.id, score, CASE WHEN node.session_id = $sid AND score >= $min THEN node.embedding END`,
+RETURN i, node.id, score, CASE WHEN node.session_id = $sid AND score >= $min THEN `+wireVec("node", "embedding")+` END`,
 		map[string]any{"idx": vecIndex(dim), "k": int64(k), "qs": qs, "sid": sessionID, "min": minScore},
 		func(rec *driver.Record) error {
 			j64, _ := rec.Values[0].(int64)
@@ -350,7 +350,7 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) ([][]
 		return nil, err
 	}
 	var fresh [][]float32
-	q, done := s.labelQuery(sessionID, dim, "e.id, e.embedding")
+	q, done := s.labelQuery(sessionID, dim, "e.id, "+wireVec("e", "embedding"))
 	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		fresh = nil
 		if err := requireSession(ctx, tx, sessionID); err != nil {
@@ -424,7 +424,7 @@ func (s *Store) nearestMax(ctx context.Context, tx driver.ManagedTransaction, se
 		cands := map[string][]float32{}
 		n := 0
 		err := each(ctx, tx, `CALL db.index.vector.queryNodes($idx, $k, $q) YIELD node
-RETURN node.id, CASE WHEN node.session_id = $sid THEN node.embedding END`,
+RETURN node.id, CASE WHEN node.session_id = $sid THEN `+wireVec("node", "embedding")+` END`,
 			map[string]any{"idx": vecIndex(dim), "k": int64(k), "q": qv, "sid": sessionID}, func(r *driver.Record) error {
 				n++
 				if r.Values[1] == nil || len(cands) >= vecTop {
@@ -450,7 +450,7 @@ func (s *Store) scanTop(ctx context.Context, tx driver.ManagedTransaction, sessi
 	cands := map[string][]float32{}
 	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s AND %s
 WITH e, vector.similarity.cosine(e.embedding, $q) AS score ORDER BY score DESC LIMIT $top
-RETURN e.id, e.embedding`, vecLabel(dim), nonZero)
+RETURN e.id, %s`, vecLabel(dim), nonZero, wireVec("e", "embedding"))
 	err := each(ctx, tx, q, map[string]any{"sid": sessionID, "q": anyFloats(uq), "top": int64(vecTop)},
 		func(r *driver.Record) error {
 			id, emb, err := idEmbedding(r)
@@ -485,9 +485,9 @@ func (s *Store) scanAll(ctx context.Context, tx driver.ManagedTransaction, sessi
 		cands[i] = map[string][]float32{}
 	}
 	q := fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid}) WHERE e:%s AND %s
-WITH e.id AS id, e.embedding AS emb UNWIND range(0, size($qs) - 1) AS i
-WITH i, id, emb WHERE vector.similarity.cosine(emb, $qs[i]) >= $min
-RETURN i, id, emb`, vecLabel(dim), nonZero)
+WITH e.id AS id, e.embedding AS emb, %s AS wire UNWIND range(0, size($qs) - 1) AS i
+WITH i, id, wire WHERE vector.similarity.cosine(emb, $qs[i]) >= $min
+RETURN i, id, wire`, vecLabel(dim), nonZero, wireVec("e", "embedding"))
 	err := each(ctx, tx, q, map[string]any{"sid": sessionID, "qs": qs, "min": (1 + threshold - vecSlack) / 2},
 		func(r *driver.Record) error {
 			i, _ := r.Values[0].(int64)

@@ -26,7 +26,7 @@ func (s *Store) EvidenceSince(ctx context.Context, sessionID string, iter int) (
 		const q = `MATCH (e:Evidence) WHERE e.session_id = $sid AND e.created_iter >= $iter
 MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
-RETURN e, collect(t.id)`
+RETURN ` + evidenceWire + `, collect(t.id)`
 		return each(ctx, tx, q, map[string]any{"sid": sessionID, "iter": int64(iter)}, func(r *driver.Record) error {
 			e, err := evidenceRecord(r)
 			if err != nil {
@@ -96,7 +96,7 @@ func (s *Store) EvidenceRows(ctx context.Context, sessionID string) ([]graph.Evi
 			return err
 		}
 		return each(ctx, tx, `MATCH (e:Evidence {session_id: $sid})
-RETURN e {.id, .session_id, .content_hash, .kind, .strength, .embedding, .created_iter}`,
+RETURN e {.id, .session_id, .content_hash, .kind, .strength, embedding: `+wireVec("e", "embedding")+`, .created_iter}`,
 			map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 				m, _ := r.Values[0].(map[string]any)
 				p := props(m)

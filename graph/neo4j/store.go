@@ -308,12 +308,16 @@ func single(ctx context.Context, tx driver.ManagedTransaction, q string, params 
 	return rec, err
 }
 
+// nodeProps is a node's properties, whether the row holds the node or a
+// projection of it (taskWire, evidenceWire).
 func nodeProps(v any) (props, error) {
-	n, ok := v.(driver.Node)
-	if !ok {
-		return nil, fmt.Errorf("value is %T, not a node", v)
+	switch n := v.(type) {
+	case driver.Node:
+		return props(n.Props), nil
+	case map[string]any:
+		return props(n), nil
 	}
-	return props(n.Props), nil
+	return nil, fmt.Errorf("value is %T, not a node", v)
 }
 
 func checkSessionID(id string) error {
@@ -447,7 +451,7 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session
 	return out, err
 }
 
-const taskReturn = `RETURN t, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
+const taskReturn = `RETURN ` + taskWire + ` AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
 
 // taskRecord decodes a row of taskReturn's columns: the task node, its
 // parent's id and its dependencies' ids.
@@ -582,7 +586,8 @@ func (s *Store) SetResultEmbedding(ctx context.Context, sessionID, shortID strin
 		if t.Status == graph.Failed {
 			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
 		}
-		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb", map[string]any{"id": t.ID, "emb": f32list(emb)})
+		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb, t.result_embedding_f32 = $packed",
+			map[string]any{"id": t.ID, "emb": f32list(emb), "packed": packF32(emb)})
 	})
 }
 
@@ -838,7 +843,7 @@ func (s *Store) Evidence(ctx context.Context, sessionID, taskShortID string) ([]
 		// Every SUPPORTS target of each node, the first one (no seq) first.
 		const targets = `MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
-RETURN e, collect(t.id)`
+RETURN ` + evidenceWire + `, collect(t.id)`
 		q := "MATCH (e:Evidence {session_id: $sid})\n" + targets
 		p := map[string]any{"sid": sessionID}
 		if taskShortID != "" {

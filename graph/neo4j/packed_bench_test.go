@@ -1,0 +1,138 @@
+package neo4j_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/neo4j"
+)
+
+// BenchmarkEmbeddingsOnTheWire reads the shapes of 2,000 evidence items
+// of 384 dimensions (a walk round of a large task, NeighbourhoodShape) and
+// the same items whole (EvidenceByIDs), from a session written with the
+// packed copies and from the same session without them (as an older
+// binary wrote it: the float lists only), alternated in one process:
+//
+//	go test -run '^$' -bench EmbeddingsOnTheWire -benchtime 20x ./graph/neo4j
+func BenchmarkEmbeddingsOnTheWire(b *testing.B) {
+	uri := os.Getenv("LETHE_TEST_NEO4J_URI")
+	if uri == "" {
+		b.Skip("LETHE_TEST_NEO4J_URI is not set")
+	}
+	cfg := neo4j.Config{URI: uri, User: envOr("LETHE_TEST_NEO4J_USER", "neo4j"), Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD")}
+	ctx := context.Background()
+	s, err := neo4j.Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	drv, err := driver.NewDriverWithContext(cfg.URI, driver.BasicAuth(cfg.User, cfg.Password, ""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = drv.Close(ctx) })
+	sids := map[string]string{}
+	ids := map[string][]string{}
+	for _, form := range []string{"packed", "list"} {
+		sids[form], ids[form] = wireSession(b, s, form)
+	}
+	if _, err := driver.ExecuteQuery(ctx, drv, "MATCH (n {session_id: $sid}) REMOVE n.embedding_f32, n.result_embedding_f32",
+		map[string]any{"sid": sids["list"]}, driver.EagerResultTransformer); err != nil {
+		b.Fatal(err)
+	}
+	reads := map[string]func(form string) int{
+		"shape": func(form string) int {
+			nb, err := s.NeighbourhoodShape(ctx, sids[form], ids[form], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(nb.Evidence)
+		},
+		"whole": func(form string) int {
+			evs, err := s.EvidenceByIDs(ctx, sids[form], ids[form][1:])
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(evs)
+		},
+	}
+	for _, name := range []string{"shape", "whole"} {
+		read := reads[name]
+		b.Run(name, func(b *testing.B) {
+			// The two forms alternate within each round, so that a load
+			// that comes and goes weighs on both; the ratio is per round.
+			lat := map[string][]time.Duration{}
+			var ratios []float64
+			i := 0
+			for b.Loop() {
+				order := []string{"packed", "list"}
+				if i%2 == 1 {
+					order = []string{"list", "packed"}
+				}
+				i++
+				took := map[string]time.Duration{}
+				for _, form := range order {
+					start := time.Now()
+					if n := read(form); n != len(ids[form])-1 {
+						b.Fatalf("%s: read %d evidence items, want %d", form, n, len(ids[form])-1)
+					}
+					took[form] = time.Since(start)
+					lat[form] = append(lat[form], took[form])
+				}
+				ratios = append(ratios, float64(took["packed"])/float64(took["list"]))
+			}
+			for form, d := range lat {
+				slices.Sort(d)
+				b.ReportMetric(float64(d[len(d)/2])/float64(time.Millisecond), form+"-median-ms")
+			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "packed/list")
+		})
+	}
+}
+
+// wireSession writes a session of one task supported by 2,000 evidence
+// items, and returns its id and the ids of the task and the items.
+func wireSession(b *testing.B, s *neo4j.Store, form string) (string, []string) {
+	b.Helper()
+	ctx := context.Background()
+	const items, dim = 2000, 384
+	rng := rand.New(rand.NewPCG(5, 6))
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	sid := fmt.Sprintf("wire-%s-%d", form, time.Now().UnixNano())
+	b.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: vec()}, graph.Task{Embedding: vec()}); err != nil {
+		b.Fatal(err)
+	}
+	var evs []graph.Evidence
+	for i := range items {
+		evs = append(evs, graph.Evidence{Content: fmt.Sprintf("passage %d of a page about the session's task, long enough to be a fact", i),
+			SourceURL: "https://example.org/", Kind: graph.KindHTML, Strength: 0.5, Embedding: vec()})
+	}
+	if _, err := s.AddEvidence(ctx, sid, "fill", graph.RootShortID, evs); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := s.EvidenceRows(ctx, sid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := []string{graph.TaskID(sid, graph.RootShortID)}
+	for _, e := range rows {
+		ids = append(ids, e.ID)
+	}
+	return sid, ids
+}
