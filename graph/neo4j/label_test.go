@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/graphtest"
 )
@@ -21,19 +19,7 @@ func TestVectorLabelPending(t *testing.T) {
 	cfg := serverConfig(t)
 	s := open(t, cfg)
 	ctx := t.Context()
-	drv, err := driver.NewDriverWithContext(cfg.URI, driver.BasicAuth(cfg.User, cfg.Password, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = drv.Close(context.Background()) })
-	cypher := func(q string, params map[string]any) []*driver.Record {
-		t.Helper()
-		res, err := driver.ExecuteQuery(ctx, drv, q, params, driver.EagerResultTransformer, driver.ExecuteQueryWithDatabase(cfg.Database))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Records
-	}
+	cypher := cypherOf(t, cfg)
 	sid := fmt.Sprintf("label-pending-%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
 	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: graphtest.Unit(0)}, graph.Task{Embedding: graphtest.Unit(0)}); err != nil {

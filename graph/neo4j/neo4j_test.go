@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/graphtest"
 	"github.com/lethe-research/lethe/graph/neo4j"
@@ -32,6 +34,25 @@ func serverConfig(t *testing.T) neo4j.Config {
 		user = "neo4j"
 	}
 	return neo4j.Config{URI: uri, User: user, Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD"), Database: os.Getenv("LETHE_TEST_NEO4J_DATABASE")}
+}
+
+// cypherOf runs statements on the server directly, past the store: to
+// write a node as another binary would, or to read its labels.
+func cypherOf(t *testing.T, cfg neo4j.Config) func(q string, params map[string]any) []*driver.Record {
+	t.Helper()
+	drv, err := driver.NewDriverWithContext(cfg.URI, driver.BasicAuth(cfg.User, cfg.Password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = drv.Close(context.Background()) })
+	return func(q string, params map[string]any) []*driver.Record {
+		t.Helper()
+		res, err := driver.ExecuteQuery(t.Context(), drv, q, params, driver.EagerResultTransformer, driver.ExecuteQueryWithDatabase(cfg.Database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Records
+	}
 }
 
 func open(t *testing.T, cfg neo4j.Config) *neo4j.Store {

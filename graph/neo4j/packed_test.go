@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/graphtest"
 	"github.com/lethe-research/lethe/graph/neo4j"
@@ -22,20 +20,7 @@ import (
 func TestPackedEmbeddings(t *testing.T) {
 	cfg := serverConfig(t)
 	s := open(t, cfg)
-	ctx := t.Context()
-	drv, err := driver.NewDriverWithContext(cfg.URI, driver.BasicAuth(cfg.User, cfg.Password, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = drv.Close(context.Background()) })
-	cypher := func(q string, params map[string]any) []*driver.Record {
-		t.Helper()
-		res, err := driver.ExecuteQuery(ctx, drv, q, params, driver.EagerResultTransformer, driver.ExecuteQueryWithDatabase(cfg.Database))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Records
-	}
+	cypher := cypherOf(t, cfg)
 	sid := fmt.Sprintf("packed-%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
 	written := packedSession(t, s, sid)
