@@ -23,13 +23,9 @@ func (s *Store) TaskOutline(ctx context.Context, sessionID string) ([]graph.Task
 		if err := requireSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		// The packed copy answers "has a result embedding" without the
-		// server loading the float list; a task an older binary wrote
-		// has the list only.
 		const q = `MATCH (t:Task {session_id: $sid})
 OPTIONAL MATCH (t)-[:SUBTASK_OF]->(p:Task)
-RETURN t.short_id, p.short_id, t.status, t.created_iter,
-  t.result_embedding_f32 IS NOT NULL OR (t.result_embedding IS NOT NULL AND size(t.result_embedding) > 0)`
+RETURN t.short_id, p.short_id, t.status, t.created_iter, t.result_embedding IS NOT NULL AND size(t.result_embedding) > 0`
 		return each(ctx, tx, q, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 			short, _ := r.Values[0].(string)
 			parent, _ := r.Values[1].(string)
