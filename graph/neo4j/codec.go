@@ -14,12 +14,16 @@ import (
 // driver returns lists as []any of float64. Empty vectors and empty
 // optional strings are stored as absent properties (null).
 //
-// Task and evidence embeddings are also stored packed (packedSuffix): the
-// float list is what the vector index reads, and the packed copy is what
-// crosses the wire. A list of 384 floats is 3.5 KB of Bolt and 384 boxed
-// values for the driver to decode; the packed copy is 1.5 KB and one copy
+// Evidence embeddings are also stored packed (packedSuffix): the float
+// list is what the vector index reads, and the packed copy is what crosses
+// the wire. A list of 384 floats is 3.5 KB of Bolt and 384 boxed values
+// for the driver to decode; the packed copy is 1.5 KB and one copy
 // (docs/neo4j.md, "Embeddings on the wire"). Nodes an older binary wrote
-// have the list only, and every read falls back to it.
+// have the list only, and every read falls back to it. Task embeddings
+// stay lists only: a task's embedding and result embedding are rewritten
+// (update, complete), and an older binary rewriting one during a rolling
+// upgrade would leave a packed copy stale. An evidence node's embedding is
+// never rewritten.
 
 func f32list(v []float32) any {
 	if len(v) == 0 {
@@ -102,14 +106,10 @@ func wireVec(node, prop string) string {
 	return fmt.Sprintf("coalesce(%[1]s.%[2]s%[3]s, %[1]s.%[2]s)", node, prop, packedSuffix)
 }
 
-// taskWire and evidenceWire project whole task and evidence nodes for a
-// read: a float list is left out where the node holds its packed copy, so
-// that no vector crosses the wire twice.
-const (
-	taskWire = `t {.*, embedding: CASE WHEN t.embedding_f32 IS NULL THEN t.embedding END, ` +
-		`result_embedding: CASE WHEN t.result_embedding_f32 IS NULL THEN t.result_embedding END}`
-	evidenceWire = `e {.*, embedding: CASE WHEN e.embedding_f32 IS NULL THEN e.embedding END}`
-)
+// evidenceWire projects a whole evidence node for a read: the float list
+// is left out where the node holds its packed copy, so that no vector
+// crosses the wire twice.
+const evidenceWire = `e {.*, embedding: CASE WHEN e.embedding_f32 IS NULL THEN e.embedding END}`
 
 func optString(s string) any {
 	if s == "" {
@@ -178,20 +178,18 @@ func strList(v any) []string {
 // taskProps is the property map of a Task node.
 func taskProps(t graph.Task) map[string]any {
 	return map[string]any{
-		"id":                   t.ID,
-		"session_id":           t.SessionID,
-		"short_id":             t.ShortID,
-		"description":          t.Description,
-		"embed_text":           t.EmbedText,
-		"embedding":            f32list(t.Embedding),
-		"embedding_f32":        packF32(t.Embedding),
-		"status":               string(t.Status),
-		"depth":                int64(t.Depth),
-		"n_productive":         int64(t.NProductive),
-		"result_summary":       optString(t.ResultSummary),
-		"result_embedding":     f32list(t.ResultEmbedding),
-		"result_embedding_f32": packF32(t.ResultEmbedding),
-		"created_iter":         int64(t.CreatedIter),
+		"id":               t.ID,
+		"session_id":       t.SessionID,
+		"short_id":         t.ShortID,
+		"description":      t.Description,
+		"embed_text":       t.EmbedText,
+		"embedding":        f32list(t.Embedding),
+		"status":           string(t.Status),
+		"depth":            int64(t.Depth),
+		"n_productive":     int64(t.NProductive),
+		"result_summary":   optString(t.ResultSummary),
+		"result_embedding": f32list(t.ResultEmbedding),
+		"created_iter":     int64(t.CreatedIter),
 	}
 }
 

@@ -129,9 +129,9 @@ func (s *Store) SetResultEmbeddings(ctx context.Context, sessionID string, embs 
 			case graph.Status(st) == graph.Failed:
 				return fmt.Errorf("task %q: %w", id, graph.ErrImmutable)
 			}
-			rows = append(rows, map[string]any{"id": graph.TaskID(sessionID, id), "emb": f32list(embs[id]), "packed": packF32(embs[id])})
+			rows = append(rows, map[string]any{"id": graph.TaskID(sessionID, id), "emb": f32list(embs[id])})
 		}
-		return run(ctx, tx, "UNWIND $rows AS row MATCH (t:Task {id: row.id}) SET t.result_embedding = row.emb, t.result_embedding_f32 = row.packed", map[string]any{"rows": rows})
+		return run(ctx, tx, "UNWIND $rows AS row MATCH (t:Task {id: row.id}) SET t.result_embedding = row.emb", map[string]any{"rows": rows})
 	})
 }
 

@@ -148,7 +148,7 @@ func shapeNodes(ctx context.Context, tx driver.ManagedTransaction, sessionID str
 // shapeRows are the wanted tasks (as loadTasks reads them) and evidence
 // shapes (no texts, no SUPPORTS targets: those are in the hop's edges).
 const shapeRows = `MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $tids AND t.session_id = $sid
-RETURN ` + taskWire + ` AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps, null AS shape
+RETURN t AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps, null AS shape
 UNION ALL
 MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $eids AND e.session_id = $sid
 RETURN null AS task, null AS parent, null AS deps, e {.id, .session_id, embedding: coalesce(e.embedding_f32, e.embedding), .created_iter, .content_hash} AS shape`

@@ -44,7 +44,7 @@ func BenchmarkEmbeddingsOnTheWire(b *testing.B) {
 	for _, form := range []string{"packed", "list"} {
 		sids[form], ids[form] = wireSession(b, s, form)
 	}
-	if _, err := driver.ExecuteQuery(ctx, drv, "MATCH (n {session_id: $sid}) REMOVE n.embedding_f32, n.result_embedding_f32",
+	if _, err := driver.ExecuteQuery(ctx, drv, "MATCH (e:Evidence {session_id: $sid}) REMOVE e.embedding_f32",
 		map[string]any{"sid": sids["list"]}, driver.EagerResultTransformer); err != nil {
 		b.Fatal(err)
 	}

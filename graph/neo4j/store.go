@@ -309,7 +309,7 @@ func single(ctx context.Context, tx driver.ManagedTransaction, q string, params 
 }
 
 // nodeProps is a node's properties, whether the row holds the node or a
-// projection of it (taskWire, evidenceWire).
+// projection of it (evidenceWire).
 func nodeProps(v any) (props, error) {
 	switch n := v.(type) {
 	case driver.Node:
@@ -451,7 +451,7 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session
 	return out, err
 }
 
-const taskReturn = `RETURN ` + taskWire + ` AS task, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
+const taskReturn = `RETURN t, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
 
 // taskRecord decodes a row of taskReturn's columns: the task node, its
 // parent's id and its dependencies' ids.
@@ -586,8 +586,7 @@ func (s *Store) SetResultEmbedding(ctx context.Context, sessionID, shortID strin
 		if t.Status == graph.Failed {
 			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
 		}
-		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb, t.result_embedding_f32 = $packed",
-			map[string]any{"id": t.ID, "emb": f32list(emb), "packed": packF32(emb)})
+		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb", map[string]any{"id": t.ID, "emb": f32list(emb)})
 	})
 }
 
