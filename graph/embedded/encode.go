@@ -1,9 +1,7 @@
 package embedded
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/lethe-research/lethe/graph"
@@ -53,27 +51,12 @@ type similarRec struct {
 	Label  string  `json:"label,omitempty"`
 }
 
-func packF32(v []float32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
+func packF32(v []float32) []byte { return graph.PackF32(v) }
 
 func unpackF32(b []byte) ([]float32, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("embedded: embedding of %d bytes is not a float32 vector", len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	v, err := graph.UnpackF32(b)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	return v, nil
 }

@@ -1,7 +1,6 @@
 package neo4j
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -78,26 +77,10 @@ func packF32(v []float32) any {
 	if len(v) == 0 {
 		return nil
 	}
-	out := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
-	}
-	return out
+	return graph.PackF32(v)
 }
 
-func unpackF32(b []byte) ([]float32, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("packed embedding of %d bytes is not a whole number of float32", len(b))
-	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out, nil
-}
+func unpackF32(b []byte) ([]float32, error) { return graph.UnpackF32(b) }
 
 // wireVec is the Cypher expression for a node's embedding property as it
 // should cross the wire: the packed copy, else (a node an older binary
