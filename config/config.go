@@ -346,6 +346,7 @@ type Graph struct {
 	ANNM              int    `mapstructure:"ann_m" json:"ann_m"`
 	ANNEfConstruction int    `mapstructure:"ann_ef_construction" json:"ann_ef_construction"`
 	ANNEfSearch       int    `mapstructure:"ann_ef_search" json:"ann_ef_search"`
+	ANNThresholdK     int    `mapstructure:"ann_threshold_k" json:"ann_threshold_k"`
 	CacheMiB          int    `mapstructure:"cache_mib" json:"cache_mib"`
 	Neo4jUser         string `mapstructure:"neo4j_user" json:"neo4j_user"`
 	Neo4jPassword     string `mapstructure:"neo4j_password" json:"-"`

@@ -37,7 +37,7 @@ func OpenStore(cfg config.Config) (graph.Store, error) {
 			}
 		}
 		s, err := embedded.OpenWith(cfg.Graph.Path, embedded.ANNOptions{MinItems: cfg.Graph.ANNMinItems, M: cfg.Graph.ANNM,
-			EfConstruction: cfg.Graph.ANNEfConstruction, EfSearch: cfg.Graph.ANNEfSearch, CacheMiB: cfg.Graph.CacheMiB})
+			EfConstruction: cfg.Graph.ANNEfConstruction, EfSearch: cfg.Graph.ANNEfSearch, ThresholdK: cfg.Graph.ANNThresholdK, CacheMiB: cfg.Graph.CacheMiB})
 		if err != nil {
 			return nil, fmt.Errorf("open embedded graph %s: %w", cfg.Graph.Path, err)
 		}

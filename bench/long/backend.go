@@ -35,7 +35,7 @@ func openStore(ctx context.Context, o options, backend string) (graph.Store, fun
 		}
 		g := config.Defaults().Graph // the worker's index settings (service.OpenStore)
 		s, err := embedded.OpenWith(filepath.Join(dir, "graph.db"), embedded.ANNOptions{MinItems: g.ANNMinItems, M: g.ANNM,
-			EfConstruction: g.ANNEfConstruction, EfSearch: g.ANNEfSearch, CacheMiB: g.CacheMiB})
+			EfConstruction: g.ANNEfConstruction, EfSearch: g.ANNEfSearch, ThresholdK: g.ANNThresholdK, CacheMiB: g.CacheMiB})
 		if err != nil {
 			return nil, nil, err
 		}

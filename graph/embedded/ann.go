@@ -33,9 +33,15 @@ type ANNOptions struct {
 	M int
 	// EfConstruction is the candidate list size of an insertion.
 	EfConstruction int
-	// EfSearch is the candidate list size of a search, and the first k a
-	// threshold query asks for.
+	// EfSearch is the candidate list size of a nearest-cosine search.
 	EfSearch int
+	// ThresholdK is the first k a threshold query asks for, with a
+	// candidate list as long (0: EfSearch, as before ThresholdK existed).
+	// The search's cost follows the list, and an item rarely has more
+	// than a few near-duplicates over the threshold, so a short first
+	// list answers in one round; what it costs is recall (measured in
+	// docs/similarity-index.md, "Where a threshold query starts").
+	ThresholdK int
 	// CacheMiB bounds the memory of the sessions' embeddings and indexes
 	// kept between calls; the least recently used are dropped past it (0:
 	// no bound).
@@ -45,7 +51,7 @@ type ANNOptions struct {
 // DefaultANNOptions are the defaults of graph.ann_min_items, graph.ann_m,
 // graph.ann_ef_construction and graph.ann_ef_search.
 func DefaultANNOptions() ANNOptions {
-	return ANNOptions{MinItems: 2048, M: 16, EfConstruction: 100, EfSearch: 64, CacheMiB: 2048}
+	return ANNOptions{MinItems: 2048, M: 16, EfConstruction: 100, EfSearch: 64, ThresholdK: 16, CacheMiB: 2048}
 }
 
 // annMaxK is the widest k a threshold query asks the index for before it
@@ -70,10 +76,19 @@ func OpenWith(path string, ann ANNOptions) (*Store, error) {
 }
 
 func (o ANNOptions) validate() error {
-	if o.MinItems < 0 || o.M < 2 || o.EfConstruction < 1 || o.EfSearch < 1 || o.CacheMiB < 0 {
-		return fmt.Errorf("ann options %+v: need min_items >= 0, m >= 2, ef_construction and ef_search >= 1, cache_mib >= 0", o)
+	if o.MinItems < 0 || o.M < 2 || o.EfConstruction < 1 || o.EfSearch < 1 || o.ThresholdK < 0 || o.ThresholdK > annMaxK || o.CacheMiB < 0 {
+		return fmt.Errorf("ann options %+v: need min_items >= 0, m >= 2, ef_construction and ef_search >= 1, threshold_k in [0, %d], cache_mib >= 0", o, annMaxK)
 	}
 	return nil
+}
+
+// thresholdK is the first k of a threshold query: ThresholdK, or as
+// before it existed, EfSearch (at least 16).
+func (o ANNOptions) thresholdK() int {
+	if o.ThresholdK > 0 {
+		return o.ThresholdK
+	}
+	return max(o.EfSearch, 16)
 }
 
 // annIndex is one session's HNSW graph over its rows.
@@ -143,11 +158,11 @@ func (sv *sessVecs) nearestANN(sessionID string, q []float32, uq []float64, thre
 		q32[i] = float32(x)
 	}
 	var res []graph.Neighbor
-	for k := max(o.EfSearch, 16); ; k *= 4 {
+	for k := o.thresholdK(); ; k *= 4 {
 		if k > annMaxK {
 			return sv.scan(sessionID, uq, threshold)
 		}
-		nodes := a.g.search(q32, k, o.EfSearch)
+		nodes := a.g.search(q32, k, k)
 		res = res[:0]
 		below := len(nodes) < k
 		for _, nd := range nodes {

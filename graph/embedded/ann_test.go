@@ -113,7 +113,8 @@ func recall(t *testing.T, exact, approx [][]graph.Neighbor) float64 {
 func TestANNSurvivesReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "graph.db")
-	opt := embedded.ANNOptions{MinItems: 256, M: 16, EfConstruction: 100, EfSearch: 64}
+	opt := embedded.DefaultANNOptions() // the threshold queries' default start
+	opt.MinItems = 256
 	s, err := embedded.OpenWith(path, opt)
 	if err != nil {
 		t.Fatal(err)
