@@ -49,7 +49,8 @@ type ANNOptions struct {
 }
 
 // DefaultANNOptions are the defaults of graph.ann_min_items, graph.ann_m,
-// graph.ann_ef_construction and graph.ann_ef_search.
+// graph.ann_ef_construction, graph.ann_ef_search and
+// graph.ann_threshold_k.
 func DefaultANNOptions() ANNOptions {
 	return ANNOptions{MinItems: 2048, M: 16, EfConstruction: 100, EfSearch: 64, ThresholdK: 16, CacheMiB: 2048}
 }
