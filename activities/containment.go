@@ -45,15 +45,33 @@ func NormalizeContain(s string) string {
 // one of the source's texts, already normalised by NormalizeContain: the
 // whole sentence (an excerpt with "…" where words were left out counts
 // when each of its pieces is in the same text, in order), or one of its
-// quoted spans. It returns the span that proved it.
+// quoted spans when the span is a phrase of at least containMinWords
+// words as written and that text holds every anchor of the sentence (a
+// quoted path proves nothing of what the sentence says about it). It
+// returns the span that proved it.
 func ContainedIn(sentence string, normTexts []string) (string, bool) {
 	if containsPieces(sentence, normTexts) {
 		return strings.TrimSpace(sentence), true
 	}
+	anchors := anchorTerms(sentence)
 	for _, m := range containQuoteRe.FindAllStringSubmatch(sentence, -1) {
 		q := m[1] + m[2]
-		if containsPieces(q, normTexts) {
+		if len(strings.Fields(q)) < containMinWords { // a quoted name ("/usr/share/i18n/SUPPORTED") is not a claim
+			continue
+		}
+		if t, ok := containingText(q, normTexts); ok && anchorsIn(anchors, t) {
 			return strings.TrimSpace(q), true
+		}
+	}
+	return "", false
+}
+
+// containingText is the first normalised text that holds the span's
+// pieces in order.
+func containingText(span string, normTexts []string) (string, bool) {
+	for _, t := range normTexts {
+		if containsPieces(span, []string{t}) {
+			return t, true
 		}
 	}
 	return "", false

@@ -23,7 +23,7 @@ func TestNormalizeContain(t *testing.T) {
 func TestContainedIn(t *testing.T) {
 	src := "Chapter 2. Debian package management\n\nThe apt-get(8) command refreshes the package index\nwith \"update\"; " +
 		"the aptitude(8) command offers an interactive interface. Packages are verified [3] with GPG keys.\n" +
-		"Concatenation of files is done by cat."
+		"Concatenation of files is done by cat. See /usr/share/doc/apt/README for more."
 	norm := []string{NormalizeContain("unrelated text of another evidence item"), NormalizeContain(src)}
 	for _, c := range []struct {
 		name, sentence string
@@ -40,6 +40,10 @@ func TestContainedIn(t *testing.T) {
 		{"quoted span", `As the manual puts it, "the aptitude(8) command offers an interactive interface" for most users [1].`, true, "the aptitude(8) command offers an interactive interface"},
 		{"typographic quoted span", `Debian says “packages are verified with GPG keys”, which users rarely check.`, true, "packages are verified with GPG keys"},
 		{"quoted span too short", `The tool is called "apt-get" and is old.`, false, ""},
+		// bench/verify's v40: a quoted path is in the source, and says
+		// nothing of what the sentence claims about it.
+		{"quoted name", `The "/usr/share/doc/apt/README" file says that aptitude(8) refreshes the package index.`, false, ""},
+		{"quoted span, an anchor the source lacks", `As the manual puts it, "the aptitude(8) command offers an interactive interface" like synaptic(8).`, false, ""},
 		{"quoted span not in the source", `It says "packages are never verified at all".`, false, ""},
 		{"too short to prove anything", "the package index", false, ""},
 		{"word boundary", "is done by ca", false, ""},

@@ -32,6 +32,11 @@ func TestCoveredIn(t *testing.T) {
 		{"negation added", "Lithium metal is not stable against garnet electrolytes, which makes them the preferred separator for lithium anodes.", false, ""},
 		{"new fact", "Sulfide electrolytes such as Li6PS5Cl react with moisture in air and release hydrogen sulfide, so manufacturing requires dry rooms.", false, ""},
 		{"too short", "Interfacial resistance grows thicker.", false, ""},
+		// An anchor (anchorTerms) the window lacks: a neighbouring name
+		// swapped in, nine tenths of the words kept.
+		{"anchor swapped", "Sulfide electrolytes such as Li3PS4 are not stable against high-voltage oxide cathodes and form resistive decomposition layers during cycling.", false, ""},
+		// With an anchor held, 85% of the words suffice: a paraphrase.
+		{"anchored paraphrase", "Sulfide electrolytes such as Li6PS5Cl are not stable against high-voltage oxide cathodes; they form resistive decomposition layers while cycling.", true, "Sulfide electrolytes such as"},
 		{"facts four sentences apart", "The interface between the cathode and the solid electrolyte degrades chemically, while coatings of lithium niobate keep the impedance of the battery low.", false, ""},
 	} {
 		q, ok := CoveredIn(c.sentence, []string{coverSource})
@@ -52,5 +57,53 @@ func TestCoveredInOneText(t *testing.T) {
 	}
 	if q, ok := CoveredIn(s, []string{a, b}); ok {
 		t.Fatalf("covered across two texts by %q", q)
+	}
+}
+
+// TestCoveredInTableRow: a flattened table holds every number of its
+// rows; a sentence's number must stand near the words it stands near in
+// the sentence (bench/verify's v05 and v07, the eighth evaluation run's
+// POP3 port 995 for imaps).
+func TestCoveredInTableRow(t *testing.T) {
+	table := "Table 4.7. List of insecure and secure services and ports insecure service name port secure service name port " +
+		"www (http) 80 https 443 smtp (mail) 25 ssmtp (smtps) 465 imap2 143 imaps 993 pop3 110 pop3s 995 ldap 389 ldaps 636"
+	for _, c := range []struct {
+		sentence string
+		want     bool
+	}{
+		{"In the list of secure services and ports, the secure service imaps uses port 993.", true},
+		{"In the list of secure services and ports, the secure service imaps uses port 995.", false},
+		{"In the list of secure services and ports, the secure service pop3s uses port 995.", true},
+	} {
+		if q, ok := CoveredIn(c.sentence, []string{table}); ok != c.want {
+			t.Errorf("%q: covered %v (%q), want %v", c.sentence, ok, q, c.want)
+		}
+	}
+}
+
+func TestAnchorTerms(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"Write to /proc/sysrq-trigger from an SSH terminal to use Alt-SysRq [2].", []string{" proc sysrq trigger ", " alt sysrq "}},
+		{`The "fc-match(1)" command picks the default font.`, []string{" fc match 1 "}},
+		{"The secure IMAP service imaps uses port 993.", []string{" 993 "}},
+		{"IPv6 hosts set LANG=en_US.UTF-8 in ~/.profile.", []string{" ipv6 ", " lang en us utf 8 ", " profile "}},
+		{"The cups-bsd package provides lpr(1), e.g. for scripts.", []string{" cups bsd ", " lpr 1 "}},
+		// English compounds, initials, acronyms and plain words are not names.
+		{"Locale data is pre-compiled for non-interactive shells, i.e. under UPG (USA).", nil},
+	} {
+		got := anchorTerms(c.in)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("anchorTerms(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLocalTerms(t *testing.T) {
+	got := strings.Join(localTerms("The entry 127.0.1.1 [2], version 5.10, lines."), " ")
+	if want := "the entry 127.0.1.1 version 5.10 line"; got != want {
+		t.Errorf("localTerms = %q, want %q", got, want)
 	}
 }

@@ -741,6 +741,7 @@ var promptWords = map[string]bool{
 	"report": true, "information": true, "source": true, "above": true, "mentioned": true, "stated": true,
 	"based": true, "following": true, "goal": true, "question": true, "context": true, "summary": true,
 	"answer": true, "need": true, "know": true, "thing": true, "see": true, "unverified": true,
+	"sourced": true, "cited": true, "according": true,
 }
 
 // promptFrameRe is the frame of a composition prompt (composeSection's
@@ -751,10 +752,11 @@ var promptWords = map[string]bool{
 var promptFrameRe = regexp.MustCompile(`(?i)\bthis is part \d+ of \d+(?: of the report)?(?::\s*the section\s*"[^"\n]*")?[.:]?\s*(?:(?:facts|material):\s*)?`)
 
 // dropPromptTalk removes the sentences of a paragraph that only talk
-// about the prompt: at least two content words, every one of them a
-// promptWord, no number. Such a sentence tells the reader nothing, and its
-// citation would be judged unsupported; a sentence with one word of the
-// subject stays.
+// about the prompt: at least one content word, every one of them a
+// promptWord, no number ("This is sourced from [1]." closed a summary of
+// the fifteenth evaluation run). Such a sentence tells the reader nothing,
+// and its citation would be judged unsupported; a sentence with one word
+// of the subject stays.
 func dropPromptTalk(para string) string {
 	pieces := sentencePieces(promptFrameRe.ReplaceAllString(para, ""))
 	kept := make([]string, 0, len(pieces))
@@ -767,7 +769,7 @@ func dropPromptTalk(para string) string {
 }
 
 func aboutThePrompt(p coverProfile) bool {
-	if len(p.content) < 2 || len(p.numbers) > 0 {
+	if len(p.content) == 0 || len(p.numbers) > 0 {
 		return false
 	}
 	for w := range p.content {

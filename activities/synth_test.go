@@ -286,6 +286,10 @@ func TestDropPromptTalk(t *testing.T) {
 		{"The report states that help2man writes the page [2].", "The report states that help2man writes the page [2]."},
 		{"The facts given say 993 [1].", "The facts given say 993 [1]."},
 		{"See the facts.", ""},
+		// The fifteenth evaluation run's dr-003 summary: one word, and
+		// every word about the prompt.
+		{"The editor is nano [1]. This is sourced from [1].", "The editor is nano [1]."},
+		{"According to [2].", ""},
 		{"See the pinning facts.", "See the pinning facts."},
 		{"No meta sentence here [1]. Another fact there [2].", "No meta sentence here [1]. Another fact there [2]."},
 		// The section prompt's frame, echoed and run into the first fact

@@ -16,12 +16,13 @@ import (
 	"github.com/lethe-research/lethe/llm"
 )
 
-// verifySystem asks for an entailment judgement per item, with the span
-// that shows it: the quote is what makes a "supported" checkable.
+// verifySystem asks for the span first and the judgement after it: a
+// small model that must copy the excerpt's words before it answers
+// compares the sentence with what it copied (bench/verify).
 const verifySystem = `You check the citations of a research report. Each item gives one sentence of the report and an excerpt of the source it cites.
-For each item decide whether the excerpt supports the sentence: it states the same fact, or a fact that directly implies it. A sentence that says more than the excerpt, or something else, is not supported.
-If it is supported, copy the span of the excerpt that supports it, word for word, as "quote". If not, "supported" is false and "quote" is "".
-Answer with JSON only: {"verdicts":[{"i":<item number>,"supported":true|false,"quote":"..."}]} with one verdict per item.`
+For each item, first copy as "quote" the span of the excerpt, word for word, that states the sentence's fact ("" if the excerpt does not state it).
+Then compare the sentence with your quote: "supported" is true when the quote states the same fact, or a fact that directly implies it, with the same names and numbers. It is false when the sentence says more than the quote, or something else, or changes a name, a number or who does what.
+Answer with JSON only: {"verdicts":[{"i":<item number>,"quote":"...","supported":true|false}]} with one verdict per item.`
 
 // verifyMinQuote is the shortest quote accepted as proof, in characters
 // (normalised): a shorter span ("the cell") occurs in almost any source.
@@ -160,8 +161,8 @@ func verifyKey(in VerifyInput) string {
 }
 
 var verdictSchema = []byte(`{"type":"object","properties":{"verdicts":{"type":"array","items":{"type":"object",` +
-	`"properties":{"i":{"type":"integer"},"supported":{"type":"boolean"},"quote":{"type":"string"}},` +
-	`"required":["i","supported","quote"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
+	`"properties":{"i":{"type":"integer"},"quote":{"type":"string"},"supported":{"type":"boolean"}},` +
+	`"required":["i","quote","supported"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
 
 // verifyPrompt lists the items: each sentence with the passages of its
 // source nearest to it, bounded to chars.
@@ -285,9 +286,12 @@ type rawVerdict struct {
 // ParseVerdicts reads the model's answer: {"verdicts":[…]} or a bare
 // array, possibly in a code fence or after some text. A verdict for an
 // unknown item is ignored; an item without one is Unchecked. A
-// "supported" whose quote (at least verifyMinQuote characters) does not
-// occur in the cited source's stored evidence is Unsupported. An answer
-// with no verdict for any item is an error (the caller repairs once).
+// "supported" is Unsupported when its quote (at least verifyMinQuote
+// characters) does not occur in the cited source's stored evidence, or
+// does not show each number of the sentence near the words the sentence
+// puts it near (numbersLocal: the 1.5B model quoted a table row to
+// support its neighbour's port). An answer with no verdict for any item
+// is an error (the caller repairs once).
 func ParseVerdicts(content string, items []VerifyItem, sources map[string][]string) ([]VerifyVerdict, error) {
 	raw, err := decodeVerdicts(content)
 	byI := map[int]rawVerdict{}
@@ -306,7 +310,7 @@ func ParseVerdicts(content string, items []VerifyItem, sources map[string][]stri
 		}
 		found++
 		out[k].Status = contract.Unsupported
-		if r.Supported && QuoteInSource(r.Quote, sources[it.URL]) {
+		if r.Supported && QuoteInSource(r.Quote, sources[it.URL]) && numbersLocal(localTerms(it.Sentence), localTerms(r.Quote)) {
 			out[k].Status, out[k].Quote = contract.Supported, truncate(strings.TrimSpace(r.Quote), 300)
 		}
 	}

@@ -65,6 +65,30 @@ func TestParseVerdicts(t *testing.T) {
 	}
 }
 
+// TestParseVerdictsNumbers: a "supported" whose quote does not show the
+// sentence's number near the sentence's words is unsupported (bench/verify:
+// the 1.5B model quoted a table row for "imaps uses port 995").
+func TestParseVerdictsNumbers(t *testing.T) {
+	sources := map[string][]string{"u": {"Table 4.7 secure service name port imap2 143 imaps 993 pop3 110 pop3s 995 ldap 389"}}
+	items := []VerifyItem{
+		{I: 0, N: 1, URL: "u", Sentence: "The secure IMAP service imaps uses port 995."},
+		{I: 1, N: 1, URL: "u", Sentence: "The secure IMAP service imaps uses port 993."},
+		{I: 2, N: 1, URL: "u", Sentence: "Port 443 is what the secure service imaps uses."},
+	}
+	answer := `{"verdicts":[{"i":0,"quote":"imap2 143 imaps 993 pop3 110 pop3s 995","supported":true},` +
+		`{"i":1,"quote":"imap2 143 imaps 993 pop3 110 pop3s 995","supported":true},{"i":2,"quote":"secure service name port imap2","supported":true}]}`
+	got, err := ParseVerdicts(answer, items, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{contract.Unsupported, contract.Supported, contract.Unsupported}
+	for k, v := range got {
+		if v.Status != want[k] {
+			t.Errorf("item %d: %s, want %s", k, v.Status, want[k])
+		}
+	}
+}
+
 func TestExcerpt(t *testing.T) {
 	texts := []string{"Intro about batteries. Dendrites grow along grain boundaries. Unrelated cooking text.\nThe cathode swells and loses contact."}
 	for _, c := range []struct {
