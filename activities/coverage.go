@@ -15,7 +15,9 @@ import (
 // unsupported (0 of 13 in a make run report, 5 of them near-copies). A
 // sentence is supported by coverage when a few consecutive sentences of
 // the cited source hold nearly all of its content words, every number it
-// states, and its negation (or its lack of one).
+// states, and its negation (or its lack of one); since 2026-12-04 also
+// each of its anchors, and each number near the words it stands near in
+// the sentence (anchors.go).
 
 const (
 	// coverMinWords is the fewest content words a sentence needs to be
