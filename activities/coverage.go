@@ -85,29 +85,61 @@ type coverProfile struct {
 	content map[string]bool // content words: numbers, and words longer than two letters that are not function words
 	numbers map[string]bool // the numbers as written (coverNumberRe)
 	negated bool
+	// denied are the stems (stem) of the first content word after each
+	// negation: what the text says is not so ("wish not to pull in":
+	// pull); affirmed, the stems of its other content words.
+	denied, affirmed map[string]bool
 }
 
 func profile(s string) coverProfile {
-	p := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}}
+	p := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}, denied: map[string]bool{}, affirmed: map[string]bool{}}
 	for _, n := range coverNumberRe.FindAllString(containMarkRe.ReplaceAllString(s, " "), -1) {
 		p.numbers[n] = true
 	}
+	deny := false
 	for _, w := range coverTerms(s) {
 		switch {
 		case coverNegations[w]:
-			p.negated = true
+			p.negated, deny = true, true
 		case strings.ContainsAny(w, "0123456789") || len(w) > 2 && !coverStop[w]:
 			p.content[w] = true
+			if deny {
+				p.denied[stem(w)], deny = true, false
+			} else {
+				p.affirmed[stem(w)] = true
+			}
 		}
 	}
 	return p
 }
 
-// covers says whether window p holds the sentence s's numbers, its
-// negation (or lack of one) and at least share of its content words.
+// stem folds the inflections a composer changes ("pulled", "pulls",
+// "pulling": pull) for comparing what a negation governs.
+func stem(w string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s", "e"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+			return strings.TrimSuffix(w, suf)
+		}
+	}
+	return w
+}
+
+// covers says whether window p holds the sentence s's numbers, at least
+// share of its content words, and agrees with it on negation: a negated
+// sentence needs a negated window, and the sentence must not assert what
+// the window only denies. Scoping the second rule to the word a
+// negation governs lets "If you wish not to pull in packages …, create
+// /etc/apt/preferences …" cover "Create /etc/apt/preferences …" (the
+// fifteenth evaluation run's dr-010), and still not "… are stable"
+// against "… are not stable".
 func (p coverProfile) covers(s coverProfile, share float64) bool {
-	if s.negated != p.negated {
+	if s.negated && !p.negated {
 		return false
+	}
+	for w := range s.affirmed {
+		if p.denied[w] && !p.affirmed[w] {
+			return false
+		}
 	}
 	for n := range s.numbers {
 		if !p.numbers[n] {
@@ -125,10 +157,21 @@ func (p coverProfile) covers(s coverProfile, share float64) bool {
 
 // merge is the profile of two consecutive windows together.
 func (p coverProfile) merge(q coverProfile) coverProfile {
-	out := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}, negated: p.negated || q.negated}
+	out := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}, denied: map[string]bool{}, affirmed: map[string]bool{},
+		negated: p.negated || q.negated}
 	for _, m := range []map[string]bool{p.content, q.content} {
 		for w := range m {
 			out.content[w] = true
+		}
+	}
+	for _, m := range []map[string]bool{p.denied, q.denied} {
+		for w := range m {
+			out.denied[w] = true
+		}
+	}
+	for _, m := range []map[string]bool{p.affirmed, q.affirmed} {
+		for w := range m {
+			out.affirmed[w] = true
 		}
 	}
 	for _, m := range []map[string]bool{p.numbers, q.numbers} {

@@ -107,3 +107,32 @@ func TestLocalTerms(t *testing.T) {
 		t.Errorf("localTerms = %q, want %q", got, want)
 	}
 }
+
+// TestCoveredInScopedNegation: a negation decides for the word it
+// governs. The stored PDF passage of the fifteenth evaluation run's
+// dr-010 denies pulling packages in, in a condition; the summary's
+// instruction asserts nothing it denies.
+func TestCoveredInScopedNegation(t *testing.T) {
+	src := `If you wish not to pull in particular packages automatically by ”Recommends”, you must create the ”/etc/apt/preferences” file and explicitly list all those packages at the top of it as the following. Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2 Pin: version * Pin-Priority: -1`
+	for _, c := range []struct {
+		sentence string
+		want     bool
+	}{
+		{`Create the "/etc/apt/preferences" file and explicitly list all the packages at the top of it as the following: Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2 Pin: version * Pin-Priority: -1`, true},
+		// It asserts what the source denies.
+		{`Create the "/etc/apt/preferences" file and explicitly list all the packages at the top of it to pull them in automatically by "Recommends".`, false},
+	} {
+		if q, ok := CoveredIn(c.sentence, []string{src}); ok != c.want {
+			t.Errorf("%q: covered %v (%q), want %v", c.sentence, ok, q, c.want)
+		}
+	}
+}
+
+// TestCoveredInNegatedSentence: a negated sentence needs a negated window.
+func TestCoveredInNegatedSentence(t *testing.T) {
+	src := "If you wish to pull in particular packages automatically, you must create the /etc/apt/preferences file and list all those packages at the top of it."
+	s := "You must not create the /etc/apt/preferences file to list all those packages at the top of it."
+	if q, ok := CoveredIn(s, []string{src}); ok {
+		t.Errorf("covered by %q", q)
+	}
+}
