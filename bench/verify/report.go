@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/lethe-research/lethe/contract"
 )
@@ -59,7 +60,7 @@ func printReport(w io.Writer, set labelledSet, run runResult, verbose bool) {
 	fmt.Fprintln(w, "| label | route | supported | unsupported | unchecked |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
 	for _, lab := range []bool{true, false} {
-		for _, r := range sortedKeys(byRoute) {
+		for _, r := range slices.Sorted(maps.Keys(byRoute)) {
 			if t := byRoute[r][lab]; t.n() > 0 {
 				fmt.Fprintf(w, "| %v | %s | %d | %d | %d |\n", lab, r, t.supported, t.unsupported, t.unchecked)
 			}
@@ -69,7 +70,7 @@ func printReport(w io.Writer, set labelledSet, run runResult, verbose bool) {
 		share(total[true].supported, total[true].n()), share(total[false].supported, total[false].n()))
 	fmt.Fprintln(w, "| kind | label | pairs | judged supported |")
 	fmt.Fprintln(w, "|---|---|---:|---:|")
-	for _, k := range sortedKeys(byKind) {
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
 		t := byKind[k]
 		fmt.Fprintf(w, "| %s | %v | %d | %s |\n", k, label[k], t.n(), share(t.supported, t.n()))
 	}
@@ -80,13 +81,4 @@ func share(k, n int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d (%.2f)", k, n, float64(k)/float64(n))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
