@@ -33,7 +33,7 @@ func anchorTerms(sentence string) []string {
 }
 
 func isAnchor(tok string) bool {
-	if englishCompound(tok) {
+	if englishCompound(tok) || strings.EqualFold(tok, "and/or") {
 		return false
 	}
 	letters, digits := 0, 0

@@ -92,7 +92,7 @@ func TestAnchorTerms(t *testing.T) {
 		{"IPv6 hosts set LANG=en_US.UTF-8 in ~/.profile.", []string{" ipv6 ", " lang en us utf 8 ", " profile "}},
 		{"The cups-bsd package provides lpr(1), e.g. for scripts.", []string{" cups bsd ", " lpr 1 "}},
 		// English compounds, initials, acronyms and plain words are not names.
-		{"Locale data is pre-compiled for non-interactive shells, i.e. under UPG (USA).", nil},
+		{"Locale data is pre-compiled for non-interactive and/or login shells, i.e. under UPG (USA).", nil},
 	} {
 		got := anchorTerms(c.in)
 		if strings.Join(got, "|") != strings.Join(c.want, "|") {
