@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/lethe-research/lethe/config/load"
@@ -41,7 +42,7 @@ type options struct {
 func main() {
 	o := options{ps: params{}}
 	flag.StringVar(&o.file, "config", "", "YAML config file (default $LETHE_CONFIG)")
-	flag.StringVar(&o.id, "id", "", "workflow id (default eval-<unix time>); an existing id's evaluation is followed, not restarted")
+	flag.StringVar(&o.id, "id", "", "workflow id (default eval-<unix time>); an existing id's evaluation is followed, or its result printed once it ended; it is never run twice")
 	flag.StringVar(&o.questions, "questions", "", "question file (JSONL, one question per line, as eval/questions; default the embedded Debian Reference set)")
 	flag.IntVar(&o.n, "n", 0, "a stratified subset of this many questions (0 = all)")
 	flag.StringVar(&o.systems, "systems", "lethe,rag,loop", "systems to run, comma-separated")
@@ -93,6 +94,14 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	evalQs := make([]contract.EvalQuestion, len(qs))
+	for i, q := range qs {
+		evalQs[i] = contract.EvalQuestion(q)
+	}
+	in := workflows.EvalInput{Questions: evalQs, Systems: splitList(o.systems), Config: &cfg}
+	if err := workflows.ValidateEval(in); err != nil {
+		return err
+	}
 	c, err := client.Dial(client.Options{HostPort: cfg.Temporal.HostPort, Namespace: cfg.Temporal.Namespace})
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.Temporal.HostPort, err)
@@ -101,24 +110,27 @@ func run(o options) error {
 	if o.id == "" {
 		o.id = fmt.Sprintf("eval-%d", time.Now().Unix())
 	}
-	ctx := context.Background()
-	evalQs := make([]contract.EvalQuestion, len(qs))
-	for i, q := range qs {
-		evalQs[i] = contract.EvalQuestion(q)
-	}
-	in := workflows.EvalInput{Questions: evalQs, Systems: splitList(o.systems), Config: &cfg}
-	// An id that is running already is followed (a re-run of the command
-	// after it was interrupted), not started twice.
+	return startOrFollow(context.Background(), c, cfg, o, in)
+}
+
+// startOrFollow starts the evaluation o.id, or follows the one of that id
+// that exists: a re-run of the command after it was interrupted follows
+// the running evaluation, and one after the evaluation ended prints its
+// result (WorkflowIDReusePolicy REJECT_DUPLICATE: the SDK then returns
+// the ended run instead of starting the whole evaluation again). Its own
+// input is then unused: the evaluation keeps the one it started with.
+func startOrFollow(ctx context.Context, c client.Client, cfg contract.Config, o options, in workflows.EvalInput) error {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: o.id, TaskQueue: cfg.Temporal.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: false,
-		StaticSummary: fmt.Sprintf("Evaluation: %d questions, systems %s", len(qs), strings.Join(in.Systems, ", ")),
-	},
-		workflows.EvaluationWorkflow, in)
+		ID: o.id, TaskQueue: cfg.Temporal.TaskQueue,
+		WorkflowExecutionErrorWhenAlreadyStarted: false,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:                            fmt.Sprintf("Evaluation: %d questions, systems %s", len(in.Questions), strings.Join(in.Systems, ", ")),
+	}, workflows.EvaluationWorkflow, in)
 	if err != nil {
 		return fmt.Errorf("start evaluation: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "evaluation %s: %d questions, systems %s; UI: http://localhost:8233/namespaces/%s/workflows/%s\n",
-		o.id, len(qs), strings.Join(in.Systems, ","), cfg.Temporal.Namespace, o.id)
+		o.id, len(in.Questions), strings.Join(in.Systems, ","), cfg.Temporal.Namespace, o.id)
 	done := make(chan struct{})
 	if o.follow {
 		go follow(ctx, c, o.id, done)
@@ -127,7 +139,7 @@ func run(o options) error {
 	err = run.Get(ctx, &res)
 	close(done)
 	if err != nil {
-		return fmt.Errorf("evaluation %s: %w", o.id, err)
+		return fmt.Errorf("evaluation %s (a new -id runs it again): %w", o.id, err)
 	}
 	fmt.Println(res.Table)
 	fmt.Fprintf(os.Stderr, "outputs: %s (results.md, results.jsonl, accuracy-tokens.svg); %d failed runs\n", res.Dir, res.Failed)

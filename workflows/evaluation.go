@@ -60,7 +60,7 @@ func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
 	if len(e.in.Systems) == 0 {
 		e.in.Systems = []string{SystemLethe, SystemRAG, SystemLoop}
 	}
-	if err := validateEval(e.in); err != nil {
+	if err := ValidateEval(e.in); err != nil {
 		return EvalResult{}, err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (EvalProgress, error) { return e.progress(), nil }); err != nil {
@@ -102,7 +102,12 @@ func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
 	return EvalResult{EvalID: e.id, Dir: out.Dir, Table: out.Table, Summaries: out.Summaries, Failed: failed}, nil
 }
 
-func validateEval(in EvalInput) error {
+// ValidateEval checks an evaluation's input as the workflow does before it
+// runs anything: questions with ids and texts, each id once, and known
+// systems, each once (none: all three). The eval command calls it before
+// it starts a workflow, so bad input is an error at the prompt, not a
+// failed run in the UI.
+func ValidateEval(in EvalInput) error {
 	if len(in.Questions) == 0 {
 		return invalid("no questions")
 	}
