@@ -507,6 +507,7 @@ func (a *Activities) Compose(ctx context.Context, in ComposeInput) (ComposeResul
 	if cut {
 		text = wholeSentences(text)
 	}
+	text, _ = dropInventedURLs(text, knownLinks(doc, b.String(), evidence)...)
 	res.Markdown = strings.TrimSpace(text)
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
@@ -556,9 +557,14 @@ func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system
 	switch bad := CheckCitations(text, evidence); {
 	case len(bad) > 0:
 		res.RepairCalls++
-		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\n"+invalidFix, user, text, strings.Join(bad, "; "))
+		request := fmt.Sprintf(invalidFix, strings.Join(bad, "; "))
+		fix := fmt.Sprintf("%s\n\nYour previous draft:\n%s\n\n%s", user, text, request)
 		if repaired, rcut, err := call(fix); err == nil {
-			text, cut = dropEchoes(repaired, system, reminder, invalidFix, uncitedFix), rcut
+			// The request as sent, its list filled in: a 1.5B model
+			// answered one with "These citations are invalid: [7] is not
+			// a source of this material." (dr-067, sixteenth evaluation
+			// run), which the bare format does not hold.
+			text, cut = dropEchoes(repaired, system, reminder, request, uncitedFix), rcut
 		}
 		text, res.RemovedCitations = RemoveInvalidCitations(text, evidence)
 	case len(evidence) > 0 && len(citedNumbers(text)) == 0:

@@ -362,7 +362,10 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	if err != nil {
 		return ComposeResult{}, err
 	}
-	prose := Prose(text)
+	prose, dropped := dropInventedURLs(Prose(text), knownLinks(doc, b.String(), sec.Evidence)...)
+	if dropped > 0 {
+		logger(ctx, in.SessionID).Info("section links no source holds removed", "section", title, "removed", dropped)
+	}
 	if cut {
 		// A sentence the token bound cut ("…which limits fast chargin")
 		// goes; a draft without a whole sentence is an empty one, and
@@ -402,15 +405,25 @@ func Prose(text string) string {
 	return marksFirst(strings.Join(parts, " "))
 }
 
-var leadMarksRe = regexp.MustCompile(`^(?:\[\d+(?:\s*,\s*\d+)*\]\s*)+`)
+var (
+	leadMarksRe = regexp.MustCompile(`^(?:\[\d+(?:\s*,\s*\d+)*\]\s*)+`)
+	// listNumberRe is a list number without its point before opening
+	// marks and a capital ("2 [1] The file …"): dr-036's summary in the
+	// sixteenth evaluation run opened "2 [unverified] The file …". A
+	// number that is part of the sentence ("993 [1] is the port") is not
+	// followed by a capital.
+	listNumberRe = regexp.MustCompile(`^\d{1,2}\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*)+\p{Lu})`)
+)
 
 // marksFirst handles a paragraph that opens with citation marks, as the
 // facts were given ("[1] fact"): the 1.5B model wrote "[1] Sulfide
 // electrolytes … low. [1] Mechanical contact …" (make run, 2026-12-03),
 // and the report showed the stray "[1]"; when verification removed it, a
 // space opened the summary. The opening marks are dropped when the first
-// sentence carries a number of its own, and moved to its end otherwise.
+// sentence carries a number of its own, and moved to its end otherwise;
+// a list number before them goes (listNumberRe).
 func marksFirst(para string) string {
+	para = listNumberRe.ReplaceAllString(para, "$1")
 	lead := leadMarksRe.FindString(para)
 	if lead == "" {
 		return para
@@ -495,7 +508,10 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		logger(ctx, in.SessionID).Warn("summary answer is not prose; the report has none", "answer", truncate(t, 200))
 		return res, nil
 	}
-	prose := Prose(text)
+	prose, dropped := dropInventedURLs(Prose(text), knownLinks(doc, user, evidence)...)
+	if dropped > 0 {
+		logger(ctx, in.SessionID).Info("summary links no source holds removed", "removed", dropped)
+	}
 	if cut {
 		if prose = wholeSentences(prose); prose == "" {
 			logger(ctx, in.SessionID).Warn("summary cut by its token bound before its first sentence ended; the report has none", "answer", truncate(text, 200))

@@ -113,6 +113,12 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"[1][2] Sulfide decomposes", "Sulfide decomposes [1][2]"},
 		{"[1]", ""},
 		{"Sulfide [1] decomposes.", "Sulfide [1] decomposes."},
+		// A list number before the marks (dr-036's summary, sixteenth
+		// evaluation run, opened "2 [unverified] The file …") goes with them.
+		{"2 [1] The file is /proc/sysrq-trigger.", "The file is /proc/sysrq-trigger [1]."},
+		{"12 [3, 4] Ports differ [4].", "Ports differ [4]."},
+		{"2 ports [1] differ.", "2 ports [1] differ."},
+		{"993 [1] is the port.", "993 [1] is the port."},
 	} {
 		if got := Prose(c.in); got != c.want {
 			t.Errorf("Prose(%q) = %q, want %q", c.in, got, c.want)
