@@ -246,17 +246,53 @@ func (c claim) window(sents []string, profs []coverProfile, size int) (int, bool
 }
 
 // sourceSentences are a stored text's sentences, line by line, with
-// their whitespace collapsed (splitPassage with no length bound).
+// their whitespace collapsed (splitPassage with no length bound). A code
+// block of at most codeUnitLines lines is one sentence, its lines joined,
+// and its fence lines are none: a composed sentence that copies an
+// instruction and its block (dr-010's preferences stanza, seven lines in
+// the HTML passage) drew from nine "sentences" counting the fences, more
+// than a window holds, and only the PDF passage, which has the stanza on
+// one line, could cover it. A longer block stays a line per sentence, so
+// that one window does not hold a whole listing's words.
 func sourceSentences(t string) []string {
-	var out []string
+	var out, block []string
+	inBlock := false
 	for _, line := range strings.Split(t, "\n") {
-		for _, s := range splitPassage(strings.Join(strings.Fields(line), " "), 0) {
+		if contract.FenceLine(line) != "" {
+			if inBlock {
+				out = append(out, codeUnits(block)...)
+				block = block[:0]
+			}
+			inBlock = !inBlock
+			continue
+		}
+		line = strings.Join(strings.Fields(line), " ")
+		if inBlock {
+			if line != "" {
+				block = append(block, line)
+			}
+			continue
+		}
+		for _, s := range splitPassage(line, 0) {
 			if s != "" {
 				out = append(out, s)
 			}
 		}
 	}
-	return out
+	return append(out, codeUnits(block)...) // a block the text cut before its fence
+}
+
+// codeUnitLines is the longest code block sourceSentences takes as one
+// sentence: a configuration stanza or a short command sequence.
+const codeUnitLines = 12
+
+// codeUnits are a code block's sentences for coverage: the block as one,
+// or its lines when it is longer than codeUnitLines.
+func codeUnits(lines []string) []string {
+	if len(lines) == 0 || len(lines) > codeUnitLines {
+		return lines
+	}
+	return []string{strings.Join(lines, " ")}
 }
 
 // MoveUnsupported finds, for each unsupported verdict, another source of

@@ -136,3 +136,30 @@ func TestCoveredInNegatedSentence(t *testing.T) {
 		t.Errorf("covered by %q", q)
 	}
 }
+
+// TestCoveredInCodeBlock: a sentence that copies an instruction and its
+// code block (dr-010's summary, sixteenth evaluation run, against the
+// HTML passage, where the stanza is a fenced block of seven lines) is
+// covered by the instruction and the block as one window; a changed value
+// is not; a block longer than codeUnitLines stays a line per sentence.
+func TestCoveredInCodeBlock(t *testing.T) {
+	const src = "Warning: Use of apt-pinning by a novice user is sure call for major troubles.\n" +
+		"If you wish not to pull in particular packages automatically by \"Recommends\", you must create the \"/etc/apt/preferences\" file and explicitly list all those packages at the top of it as the following.\n" +
+		"```\nPackage: package-1\nPin: version *\nPin-Priority: -1\n\nPackage: package-2\nPin: version *\nPin-Priority: -1\n```\n" +
+		"The value of \"Pin-Priority\" is described later."
+	claim := "To block particular packages from \"Recommends\", you must create the \"/etc/apt/preferences\" file and explicitly list all those packages at the top of it as the following. " +
+		"Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2 Pin: version * Pin-Priority: -1"
+	if q, ok := CoveredIn(claim, []string{src}); !ok || !strings.Contains(q, "Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2") {
+		t.Errorf("instruction and stanza not covered (quote %q)", q)
+	}
+	if _, ok := CoveredIn(strings.ReplaceAll(claim, "-1", "100"), []string{src}); ok {
+		t.Error("a stanza with another priority is covered")
+	}
+	long := "```\n" + strings.Repeat("Pin: version *\n", codeUnitLines+1) + "```"
+	if got := sourceSentences(long); len(got) != codeUnitLines+1 {
+		t.Errorf("a %d-line block is %d sentences, want one per line", codeUnitLines+1, len(got))
+	}
+	if got := sourceSentences("Run this.\n```\n$ a\n$ b\n```\nDone."); strings.Join(got, "|") != "Run this.|$ a $ b|Done." {
+		t.Errorf("sentences %q", got)
+	}
+}
