@@ -19,15 +19,30 @@ import (
 // both ends and is kept from its start node only. The index hints keep
 // the planner off the session_id index, which it otherwise prefers and
 // then filters all the session's nodes by id (docs/neo4j.md).
+//
+// With $shapes each row of a wanted task also carries the other
+// endpoint's evidence shape (as shapeRows projects it; null for a task):
+// the hop has reached that node already, and reading it again by id cost
+// one index seek per node. A task's evidence is mostly new to the walk
+// when it reads the task; a wanted evidence item's SIMILAR_TO neighbours
+// are mostly known (evidence of the same tasks), so those rows carry no
+// shape, and the few unknown ones are read by id as before.
+// At 100k evidence a round of two large tasks (4,126 edges) took 35–48 ms
+// for the hop and 75–97 ms for the shapes after it by id, against 54–68 ms
+// for the hop with its shapes (docs/neo4j.md, "The walk's node reads").
 const hopEdges = `MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
 MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON|SUPPORTS]-(m)
 WHERE startNode(r) = n OR NOT m.id IN $tids
-RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label
+RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label,
+  CASE WHEN $shapes AND m:Evidence THEN ` + hopShape + ` END AS shape
 UNION ALL
 MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
 MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
 WHERE (startNode(r) = n OR NOT m.id IN $eids) AND NOT (type(r) = 'SUPPORTS' AND m.id IN $tids)
-RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label`
+RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label, null AS shape`
+
+// hopShape is an evidence endpoint's shape in a hop row, as shapeRows's.
+const hopShape = `m {.id, .session_id, embedding: coalesce(m.embedding_f32, m.embedding), .created_iter, .content_hash}`
 
 // Neighbourhood returns the nodes ids, their direct neighbours and the
 // edges incident to ids (see graph.Store).
@@ -53,13 +68,21 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 			}
 		}
 		nt, ne := setOf(tids), setOf(eids)
+		r := hopRound{sid: sessionID, nt: nt, ne: ne, known: known}
+		if shape {
+			r.shapes = map[string]graph.Evidence{}
+		}
 		var err error
-		if out.Edges, err = hop(ctx, tx, sessionID, tids, eids, shape, nt, ne); err != nil {
+		if out.Edges, err = r.hop(ctx, tx, tids, eids); err != nil {
 			return err
 		}
-		// A round whose nodes are all known skips the node queries.
-		tids, eids := keysOf(nt, known), keysOf(ne, known)
+		// A round whose nodes are all known skips the node queries, and
+		// evidence the hop brought its shape for is not read again.
+		tids, eids := keysOf(nt, known), keysOf(ne, r.has)
 		if shape {
+			for _, e := range r.shapes {
+				out.Evidence = append(out.Evidence, e)
+			}
 			return shapeNodes(ctx, tx, sessionID, tids, eids, len(out.Edges) > 0, &out)
 		}
 		if len(tids) > 0 {
@@ -81,32 +104,69 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 	return out, nil
 }
 
-// hop reads the edges incident to the wanted tasks and evidence, and adds
-// their other endpoints to nt and ne.
-func hop(ctx context.Context, tx driver.ManagedTransaction, sessionID string, tids, eids []string, shape bool, nt, ne map[string]bool) ([]graph.Edge, error) {
+// hopRound is one hop's reading: the endpoint ids it adds to nt (tasks)
+// and ne (evidence), and, in a shape read (shapes not nil), the shapes of
+// the evidence endpoints the walk does not know.
+type hopRound struct {
+	sid    string
+	nt, ne map[string]bool
+	known  func(string) bool
+	shapes map[string]graph.Evidence
+}
+
+// has says whether the walk knows id or this round brought its shape.
+func (r *hopRound) has(id string) bool {
+	if _, ok := r.shapes[id]; ok {
+		return true
+	}
+	return r.known != nil && r.known(id)
+}
+
+// hop reads the edges incident to the wanted tasks and evidence, adds
+// their other endpoints to nt and ne, and keeps the shapes the rows carry.
+func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, eids []string) ([]graph.Edge, error) {
 	var edges []graph.Edge
-	p := map[string]any{"sid": sessionID, "tids": tids, "eids": eids}
-	err := each(ctx, tx, hopEdges, p, func(r *driver.Record) error {
+	shape := r.shapes != nil
+	p := map[string]any{"sid": r.sid, "tids": tids, "eids": eids, "shapes": shape}
+	err := each(ctx, tx, hopEdges, p, func(rec *driver.Record) error {
 		e := graph.Edge{}
-		e.From, _ = r.Values[0].(string)
-		e.To, _ = r.Values[1].(string)
-		k, _ := r.Values[2].(string)
+		e.From, _ = rec.Values[0].(string)
+		e.To, _ = rec.Values[1].(string)
+		k, _ := rec.Values[2].(string)
 		e.Kind = graph.EdgeKind(k)
 		if !shape || e.Kind != graph.SimilarTo {
-			e.Weight, _ = r.Values[3].(float64)
-			e.Label, _ = r.Values[4].(string)
+			e.Weight, _ = rec.Values[3].(float64)
+			e.Label, _ = rec.Values[4].(string)
 		}
 		edges = append(edges, e)
 		for _, id := range []string{e.From, e.To} {
-			if strings.HasPrefix(id, graph.TaskID(sessionID, "")) {
-				nt[id] = true
+			if strings.HasPrefix(id, graph.TaskID(r.sid, "")) {
+				r.nt[id] = true
 			} else {
-				ne[id] = true
+				r.ne[id] = true
 			}
 		}
-		return nil
+		return r.keepShape(rec.Values[5])
 	})
 	return edges, err
+}
+
+// keepShape keeps a row's evidence shape, once, unless the walk knows it.
+func (r *hopRound) keepShape(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok || r.shapes == nil {
+		return nil
+	}
+	id, _ := m["id"].(string)
+	if r.has(id) {
+		return nil
+	}
+	e, err := evidenceShape(m)
+	if err != nil {
+		return err
+	}
+	r.shapes[id] = e
+	return nil
 }
 
 // shapeNodes is a walk round's node read, tasks and evidence shapes in one
@@ -136,9 +196,9 @@ func shapeNodes(ctx context.Context, tx driver.ManagedTransaction, sessionID str
 		if err != nil {
 			return err
 		}
-		graph.SortTasks(out.Tasks)
-		graph.SortEvidence(out.Evidence)
 	}
+	graph.SortTasks(out.Tasks)
+	graph.SortEvidence(out.Evidence)
 	if seen || len(out.Tasks)+len(out.Evidence) > 0 {
 		return nil
 	}

@@ -136,3 +136,37 @@ func wireSession(b *testing.B, s *neo4j.Store, form string) (string, []string) {
 	}
 	return sid, ids
 }
+
+// BenchmarkWalkRound is one round of Expand's walk that reads a task
+// supported by 2,000 evidence items (NeighbourhoodShape of the task, the
+// items unknown): the hop brings their shapes with its rows, so the
+// round is one statement (docs/neo4j.md, "The walk's node reads"):
+//
+//	go test -run '^$' -bench WalkRound -benchtime 40x ./graph/neo4j
+func BenchmarkWalkRound(b *testing.B) {
+	uri := os.Getenv("LETHE_TEST_NEO4J_URI")
+	if uri == "" {
+		b.Skip("LETHE_TEST_NEO4J_URI is not set")
+	}
+	ctx := context.Background()
+	s, err := neo4j.Open(ctx, neo4j.Config{URI: uri, User: envOr("LETHE_TEST_NEO4J_USER", "neo4j"), Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	sid, ids := wireSession(b, s, "walk")
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		nb, err := s.NeighbourhoodShape(ctx, sid, ids[:1], nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		if len(nb.Evidence) != len(ids)-1 || len(nb.Edges) != len(ids)-1 {
+			b.Fatalf("read %d evidence items and %d edges, want %d", len(nb.Evidence), len(nb.Edges), len(ids)-1)
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Millisecond), "median-ms")
+}
