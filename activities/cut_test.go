@@ -30,21 +30,7 @@ func TestComposeCutByTokenBound(t *testing.T) {
 	}}
 	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, script)
 	asm := config.Defaults().Assembly
-	summarySession(t, env, store, "cut")
-	v, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: "cut", Assembly: asm})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var col activities.CollectResult
-	if err := v.Get(&col); err != nil || len(col.Sections) != 1 || col.Sections[0].Title != section {
-		t.Fatalf("sections %+v %v", col.Sections, err)
-	}
-	n := 0
-	for _, s := range col.Sources {
-		if s.URL == "corpus:///pop.html" {
-			n = s.N
-		}
-	}
+	n := collectedSummarySession(t, env, store, "cut")
 	sentence := fmt.Sprintf("A POP3 test over TLS needs a TLS-capable telnet client [%d].", n)
 	for _, tc := range []struct{ goal, want string }{
 		{"cut", sentence},
@@ -64,7 +50,7 @@ func TestComposeCutByTokenBound(t *testing.T) {
 			t.Errorf("%s: section %q, want %q; prompt:\n%s", tc.goal, got.Markdown, want, model.Requests()[len(model.Requests())-1].User)
 		}
 	}
-	v, err = env.ExecuteActivity(acts.Summarize, activities.SummarizeInput{SessionID: "cut", Goal: summaryGoal,
+	v, err := env.ExecuteActivity(acts.Summarize, activities.SummarizeInput{SessionID: "cut", Goal: summaryGoal,
 		Report: "## " + section + "\n\n" + sentence})
 	if err != nil {
 		t.Fatal(err)

@@ -26,22 +26,8 @@ func TestComposeRepairEchoDropped(t *testing.T) {
 	}}
 	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, script)
 	asm := config.Defaults().Assembly
-	summarySession(t, env, store, "echo")
-	v, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: "echo", Assembly: asm})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var col activities.CollectResult
-	if err := v.Get(&col); err != nil || len(col.Sections) != 1 {
-		t.Fatalf("sections %+v %v", col.Sections, err)
-	}
-	n := 0
-	for _, s := range col.Sources {
-		if s.URL == "corpus:///pop.html" {
-			n = s.N
-		}
-	}
-	v, err = env.ExecuteActivity(acts.Compose, activities.ComposeInput{SessionID: "echo", Goal: "echo", Sections: []int{0}, Part: 1, Parts: 1,
+	n := collectedSummarySession(t, env, store, "echo")
+	v, err := env.ExecuteActivity(acts.Compose, activities.ComposeInput{SessionID: "echo", Goal: "echo", Sections: []int{0}, Part: 1, Parts: 1,
 		Synthesis: true, Facts: asm.SectionFacts, FactFollow: asm.FactFollow})
 	if err != nil {
 		t.Fatal(err)
@@ -65,10 +51,7 @@ func TestSummaryDropsInventedLink(t *testing.T) {
 		{Name: "summary", Match: []string{`^Summarize this report`}, Reply: "The report covers a POP3 client [1] (https://example.org/pop3-client)."},
 	}}
 	env, store, _, _ := newScriptedEnv(t, t.TempDir(), nil, script)
-	summarySession(t, env, store, "link")
-	if _, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: "link", Assembly: config.Defaults().Assembly}); err != nil {
-		t.Fatal(err)
-	}
+	collectedSummarySession(t, env, store, "link")
 	v, err := env.ExecuteActivity(acts.Summarize, activities.SummarizeInput{SessionID: "link", Goal: summaryGoal, Report: "## POP3\n\nA POP3 client [1]."})
 	if err != nil {
 		t.Fatal(err)

@@ -205,3 +205,26 @@ func TestGoalPassages(t *testing.T) {
 		})
 	}
 }
+
+// collectedSummarySession is summarySession with its sections collected
+// (one section, the POP3 task's): it returns the POP3 page's source
+// number.
+func collectedSummarySession(t *testing.T, env *testsuite.TestActivityEnvironment, store *embedded.Store, sid string) int {
+	t.Helper()
+	summarySession(t, env, store, sid)
+	v, err := env.ExecuteActivity(acts.CollectSections, activities.CollectInput{SessionID: sid, Assembly: config.Defaults().Assembly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col activities.CollectResult
+	if err := v.Get(&col); err != nil || len(col.Sections) != 1 || col.Sections[0].Title != "Testing a TLS POP3 service" {
+		t.Fatalf("sections %+v %v", col.Sections, err)
+	}
+	for _, s := range col.Sources {
+		if s.URL == "corpus:///pop.html" {
+			return s.N
+		}
+	}
+	t.Fatalf("no source corpus:///pop.html in %+v", col.Sources)
+	return 0
+}
