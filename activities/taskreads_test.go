@@ -44,6 +44,14 @@ func TestLoopStepsReadNoTaskList(t *testing.T) {
 	if _, err := store.Apply(ctx, graph.ApplyRequest{SessionID: sid, Key: "k1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: ops}); err != nil {
 		t.Fatal(err)
 	}
+	// Two items, one of them supporting two tasks: the total counts items.
+	items := []graph.Evidence{{Content: "one", Kind: graph.KindHTML, Strength: 0.5, Embedding: graphtest.Unit(7), CreatedIter: 1},
+		{Content: "two", Kind: graph.KindHTML, Strength: 0.5, Embedding: graphtest.Unit(8), CreatedIter: 1}}
+	for task, n := range map[string]int{"c": 2, "b": 1} {
+		if _, err := store.AddEvidence(ctx, sid, "ev/"+task, task, items[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if ok, err := store.SetStatus(ctx, sid, "a", []graph.Status{graph.Pending}, graph.Active); !ok || err != nil {
 		t.Fatalf("set a active: %v, %v", ok, err)
 	}
@@ -61,6 +69,9 @@ func TestLoopStepsReadNoTaskList(t *testing.T) {
 	// Pending: root, b, c, d; ready: b (x is done) and c; root and d wait on children or a parent.
 	if rs.Counts[string(graph.Pending)] != 4 || rs.Counts[string(graph.Done)] != 1 || rs.Counts[string(graph.Active)] != 1 || rs.RootDone {
 		t.Errorf("counts %v, root done %v", rs.Counts, rs.RootDone)
+	}
+	if rs.Evidence != 2 {
+		t.Errorf("evidence total %d, want 2 (one item supports two tasks)", rs.Evidence)
 	}
 	ready := map[string]bool{}
 	for _, r := range rs.Ready {

@@ -14,8 +14,8 @@ import (
 
 // readView is ReadState with ReadStateInput.View: the task outline for
 // the status counts and the ready set's tasks whole (no other task's
-// texts or vectors; no evidence rows: the counts come from
-// Store.EvidenceCounts), the ready set ranked as the workflow ranks it and
+// texts or vectors; no evidence rows: the total comes from
+// Store.EvidenceCount), the ready set ranked as the workflow ranks it and
 // cut at the cap.
 // The payload is bounded by the cap, whatever the number of tasks.
 func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadStateResult, error) {
@@ -31,9 +31,11 @@ func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadState
 	if err != nil {
 		return ReadStateResult{}, fmt.Errorf("read view ready set: %w", err)
 	}
-	_, total, err := a.Store.EvidenceCounts(ctx, in.SessionID)
+	// The total only: the per-task counts cost Neo4j a degree read per
+	// task, and FocusView reads them where they are used.
+	total, err := a.Store.EvidenceCount(ctx, in.SessionID)
 	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view evidence counts: %w", err)
+		return ReadStateResult{}, fmt.Errorf("read view evidence count: %w", err)
 	}
 	prev, err := a.prevSignals(ctx, s, in.Iteration)
 	if err != nil {

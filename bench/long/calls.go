@@ -152,8 +152,29 @@ func (c *callTimer) EvidenceSince(ctx context.Context, sid string, iter int) ([]
 	return timed(c, "EvidenceSince", func() ([]graph.Evidence, error) { return c.Store.EvidenceSince(ctx, sid, iter) })
 }
 
+// NeighbourhoodShape is timed by what the walk's round asks for: a round
+// of tasks brings their evidence (thousands of rows at 100k), a round of
+// evidence their SIMILAR_TO neighbours, which are mostly known.
 func (c *callTimer) NeighbourhoodShape(ctx context.Context, sid string, ids []string, known func(string) bool) (graph.Neighbourhood, error) {
-	return timed(c, "NeighbourhoodShape", func() (graph.Neighbourhood, error) { return c.Store.NeighbourhoodShape(ctx, sid, ids, known) })
+	return timed(c, "NeighbourhoodShape "+roundKind(sid, ids), func() (graph.Neighbourhood, error) { return c.Store.NeighbourhoodShape(ctx, sid, ids, known) })
+}
+
+// roundKind names a walk round by its ids: "(tasks)", "(evidence)" or
+// "(both)".
+func roundKind(sid string, ids []string) string {
+	tasks := 0
+	for _, id := range ids {
+		if strings.HasPrefix(id, graph.TaskID(sid, "")) {
+			tasks++
+		}
+	}
+	switch tasks {
+	case len(ids):
+		return "(tasks)"
+	case 0:
+		return "(evidence)"
+	}
+	return "(both)"
 }
 
 func (c *callTimer) Neighbourhood(ctx context.Context, sid string, ids []string) (graph.Neighbourhood, error) {
