@@ -3,6 +3,8 @@ package activities
 import (
 	"strings"
 	"testing"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 // coverSource is a source in the form the corpus stores it: a heading, a
@@ -161,5 +163,33 @@ func TestCoveredInCodeBlock(t *testing.T) {
 	}
 	if got := sourceSentences("Run this.\n```\n$ a\n$ b\n```\nDone."); strings.Join(got, "|") != "Run this.|$ a $ b|Done." {
 		t.Errorf("sentences %q", got)
+	}
+}
+
+// TestValueEndedSentenceVerified: a summary sentence that ends with a
+// value and its mark, with no period ("… Pin-Priority: -1 [1] The …", the
+// seventeenth evaluation run's dr-010), is its own pair, and its source
+// covers it; read together with the next sentence, as before, the pair
+// held two statements no window of the source holds, and the right
+// answer was marked [unverified].
+func TestValueEndedSentenceVerified(t *testing.T) {
+	const src = "The Pin-Priority value of each package is defined by \"Pin-Priority\" entries in the \"/etc/apt/preferences\" file or uses its default value.\n" +
+		"Table 2.18. List of notable Pin-Priority values.\n" +
+		"If you wish not to pull in particular packages automatically by \"Recommends\", you must create the \"/etc/apt/preferences\" file and explicitly list all those packages at the top of it as the following.\n" +
+		"```\nPackage: package-1\nPin: version *\nPin-Priority: -1\n\nPackage: package-2\nPin: version *\nPin-Priority: -1\n```\n"
+	const url = "corpus:///ch02.en.html?passage=78"
+	summary := "Create the \"/etc/apt/preferences\" file and explicitly list all the packages at the top of it as the following: " +
+		"Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2 Pin: version * Pin-Priority: -1 [1] " +
+		"The Pin-Priority value of each package decides which version is installed [1]."
+	var items []VerifyItem
+	for _, p := range contract.CitedPairs(contract.SplitSentences(summary)) {
+		items = append(items, VerifyItem{I: p.I, Sentence: p.Text, N: p.N, URL: url})
+	}
+	if len(items) != 2 {
+		t.Fatalf("pairs %+v, want the instruction and the next sentence apart", items)
+	}
+	held, rest := SplitByContainment(items, map[string][]string{url: {src}})
+	if len(held) != 1 || held[0].I != 0 || held[0].Via != contract.ViaCoverage || len(rest) != 1 {
+		t.Fatalf("held %+v, left %+v; want the instruction covered and the paraphrase left to the model", held, rest)
 	}
 }

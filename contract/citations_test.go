@@ -47,6 +47,11 @@ func TestSplitSentences(t *testing.T) {
 		{"marks joined by commas after the period", "Done. [1], [2]; [3] Next [4].",
 			[]string{"Done. [1 2 3]", "Next . [4]"}},
 		{"a comma not between marks stays text", "A [1], then b [2].", []string{"A , then b . [1 2]"}},
+		{"a mark before a capital ends a sentence without a period", "Pin-Priority: -1 [1] The value is the default [2].",
+			[]string{"Pin-Priority: -1 [1]", "The value is the default . [2]"}},
+		{"marks with separators before a capital", "It uses port 993 [1], [2] IMAP is older [3].",
+			[]string{"It uses port 993 [1 2]", "IMAP is older . [3]"}},
+		{"a mark before a lower-case word does not", "993 [1] is the port [2].", []string{"993 is the port . [1 2]"}},
 		{"empty", "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
