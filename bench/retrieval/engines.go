@@ -40,6 +40,8 @@ type params struct {
 	// research.corpus_dedup (0: keep all).
 	pdf   string
 	dedup float64
+	// planURL and planCache are -plan's chat server and answer file.
+	planURL, planCache string
 }
 
 // cachedEmbedder remembers every vector by kind and text: the same

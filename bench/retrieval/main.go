@@ -78,6 +78,8 @@ func main() {
 	queryPrefix := flag.String("query-prefix", config.Defaults().Embed.QueryPrefix, "embed.query_prefix: scripts/models.sh sets it empty for all-MiniLM-L6-v2, as the evaluation runs it")
 	pick := flag.Bool("pick", false, "print what a research run fetches: the gold strings in the first pages of Discover's candidates in the provider's order, by goal cosine, fused, and spread (pick_spread.go)")
 	facts := flag.Bool("facts", false, "print fact recall: the gold strings held by the facts a report section is written from (activities.ExtractFacts), per scoring")
+	flag.StringVar(&eo.planURL, "plan", "", "print what the seed reads with and without the model's guess at the answer searched too (plan.go): the chat server's URL")
+	flag.StringVar(&eo.planCache, "plan-cache", "", "-plan: file keeping the planning answers between runs (default: none)")
 	flag.Parse()
 	if err := run(*corpus, *embedURL, *indexDir, *cache, *n, *k, *maxChars, *lambda, *verbose, eo, *sweep, *facts, *pick, *queryPrefix); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval:", err)
@@ -142,6 +144,10 @@ func run(corpus, embedURL, indexDir, cache string, n, k, maxChars int, lambda fl
 	}
 	if facts {
 		return runFacts(ctx, os.Stdout, eng, qs, p, verbose)
+	}
+	if eo.planURL != "" {
+		chat := llm.NewChatClient(llm.ChatConfig{BaseURL: eo.planURL, Timeout: 10 * time.Minute, JSONSchema: true, Seed: def.LLM.Seed}, nil)
+		return runPlan(ctx, os.Stdout, eng, qs, p, chat, eo.planCache, def.Research.SeedQueries, verbose)
 	}
 	rows := map[string]*row{}
 	names := []string{"old", "bm25-5", "hybrid-5", "dense-5", "union-5", "new-unmarked", "new", "engine"}
