@@ -104,7 +104,15 @@ func TestProseAndFactsParagraph(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"## Dendrites\n\nDendrites grow [1].\nThey short cells [2].", "Dendrites grow [1]. They short cells [2]."},
 		{"- one [1]\n- two [2]\n1. three [3]", "one [1] two [2] three [3]"},
-		{"```\ncode\n```\ntext", "code text"},
+		{"```\ncode\n```\ntext", "`code` text"},
+		// A block is one code span, and a line with no punctuation before a
+		// capital ends its sentence (dr-003's summary, seventeenth run).
+		{"You can change it by the following command:\n```\n$ sudo update-alternatives --config editor\n```\nThis command selects the editor [1].",
+			"You can change it by the following command: `$ sudo update-alternatives --config editor`. This command selects the editor [1]."},
+		{"Change it by:\n$ sudo update-alternatives --config editor\nThis command selects the editor [1].",
+			"Change it by: $ sudo update-alternatives --config editor. This command selects the editor [1]."},
+		{"Run `a` then `b`\n```\nx `y`\n```", "Run `a` then `b` x `y`"},
+		{"- Alpha\n- Beta [2]\nthen more", "Alpha. Beta [2] then more"},
 		{"", ""},
 		// Marks that open the paragraph: dropped when the first sentence has
 		// its own, moved to its end when it has none.
