@@ -65,7 +65,7 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	if err != nil {
 		return CollectResult{}, fmt.Errorf("collect tasks: %w", err)
 	}
-	per, _, err := a.Store.EvidenceCounts(ctx, in.SessionID)
+	per, err := a.Store.EvidenceCounts(ctx, in.SessionID)
 	if err != nil {
 		return CollectResult{}, fmt.Errorf("collect evidence counts: %w", err)
 	}

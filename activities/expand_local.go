@@ -62,7 +62,7 @@ type pushStats struct {
 func localPPR(ctx context.Context, st graph.Store, sid, sel string, c config.Context, count map[string]int) ([]graph.Evidence, []float64, map[string]int, pushStats, error) {
 	if count == nil {
 		var err error
-		if count, _, err = st.EvidenceCounts(ctx, sid); err != nil {
+		if count, err = st.EvidenceCounts(ctx, sid); err != nil {
 			return nil, nil, nil, pushStats{}, fmt.Errorf("expand evidence counts: %w", err)
 		}
 	}

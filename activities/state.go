@@ -79,9 +79,13 @@ func (a *Activities) ReadState(ctx context.Context, in ReadStateInput) (ReadStat
 		return ReadStateResult{}, fmt.Errorf("read state ready set: %w", err)
 	}
 	// Counts only: the evidence rows themselves are not read (#14).
-	perTask, total, err := a.Store.EvidenceCounts(ctx, in.SessionID)
+	perTask, err := a.Store.EvidenceCounts(ctx, in.SessionID)
 	if err != nil {
 		return ReadStateResult{}, fmt.Errorf("read state evidence counts: %w", err)
+	}
+	total, err := a.Store.EvidenceCount(ctx, in.SessionID)
+	if err != nil {
+		return ReadStateResult{}, fmt.Errorf("read state evidence count: %w", err)
 	}
 	prev, err := a.prevSignals(ctx, s, in.Iteration)
 	if err != nil {

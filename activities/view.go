@@ -83,7 +83,7 @@ func bestReady(ready []contract.ReadyTask, gapGoal float64, v contract.ViewParam
 // counts are read once, for Expand's read prior and the view: Focus
 // changes no SUPPORTS edge.
 func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) (contract.FocusViewResult, error) {
-	per, _, err := a.Store.EvidenceCounts(ctx, in.Focus.SessionID)
+	per, err := a.Store.EvidenceCounts(ctx, in.Focus.SessionID)
 	if err != nil {
 		return contract.FocusViewResult{}, fmt.Errorf("focus view evidence counts: %w", err)
 	}

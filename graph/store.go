@@ -223,10 +223,13 @@ type Store interface {
 	// Lane payloads (#14): reads that answer without loading evidence rows.
 
 	// EvidenceCounts returns, per task short id, how many evidence nodes
-	// have a SUPPORTS edge to the task (as TaskID or in Also), and the
-	// number of evidence nodes of the session. Tasks without evidence are
-	// absent from the map. It reads no evidence content or embedding.
-	EvidenceCounts(ctx context.Context, sessionID string) (perTask map[string]int, total int, err error)
+	// have a SUPPORTS edge to the task (as TaskID or in Also). Tasks
+	// without evidence are absent from the map. It reads no evidence
+	// content or embedding. The session's total is EvidenceCount: an
+	// evidence item may support several tasks, and on Neo4j the total
+	// costs a count over the session's index (9 ms at 100k items) that
+	// the callers of the per-task counts did not use.
+	EvidenceCounts(ctx context.Context, sessionID string) (perTask map[string]int, err error)
 
 	// Lane "similar" (#14): what the incremental SIMILAR_TO sync reads
 	// instead of the whole session (docs/similarity-index.md).

@@ -181,14 +181,8 @@ func (c *callTimer) Neighbourhood(ctx context.Context, sid string, ids []string)
 	return timed(c, "Neighbourhood", func() (graph.Neighbourhood, error) { return c.Store.Neighbourhood(ctx, sid, ids) })
 }
 
-func (c *callTimer) EvidenceCounts(ctx context.Context, sid string) (map[string]int, int, error) {
-	var total int
-	per, err := timed(c, "EvidenceCounts", func() (map[string]int, error) {
-		per, n, err := c.Store.EvidenceCounts(ctx, sid)
-		total = n
-		return per, err
-	})
-	return per, total, err
+func (c *callTimer) EvidenceCounts(ctx context.Context, sid string) (map[string]int, error) {
+	return timed(c, "EvidenceCounts", func() (map[string]int, error) { return c.Store.EvidenceCounts(ctx, sid) })
 }
 
 func (c *callTimer) EvidenceCount(ctx context.Context, sid string) (int, error) {

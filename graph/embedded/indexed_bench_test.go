@@ -39,7 +39,7 @@ func BenchmarkIndexedReads(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("EvidenceCounts/%d", n), func(b *testing.B) {
 			for range b.N {
-				if _, _, err := s.EvidenceCounts(ctx, sid); err != nil {
+				if _, err := s.EvidenceCounts(ctx, sid); err != nil {
 					b.Fatal(err)
 				}
 			}

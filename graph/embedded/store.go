@@ -854,24 +854,23 @@ func getJSON(b *bolt.Bucket, key []byte, v any) error {
 	return nil
 }
 
-// EvidenceCounts reads the per-task SUPPORTS counters and the session's
-// evidence total (lane payloads, #14; counters: lane storecost), so its
-// cost follows the number of tasks with evidence, not of evidence.
-func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[string]int, int, error) {
-	per, total := map[string]int{}, 0
+// EvidenceCounts reads the per-task SUPPORTS counters (lane payloads,
+// #14; counters: lane storecost), so its cost follows the number of tasks
+// with evidence, not of evidence.
+func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[string]int, error) {
+	per := map[string]int{}
 	err := s.view(ctx, "evidence counts", func(tx *bolt.Tx) error {
 		sb, err := session(tx, sessionID)
 		if err != nil {
 			return err
 		}
-		total = int(readCount(sb.Bucket(bktMeta), keyEvTotal))
 		return sb.Bucket(bktCounts).ForEach(func(k, v []byte) error {
 			per[string(k)] = int(binary.BigEndian.Uint64(v))
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return per, total, nil
+	return per, nil
 }

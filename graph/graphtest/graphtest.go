@@ -1683,11 +1683,15 @@ func testEvidenceCounts(t *testing.T, s graph.Store) {
 	add(sid, "k3", "b", ev("five!!"))
 	add(other, "k1", graph.RootShortID, ev("elsewhere"), ev("and more"))
 
-	per, total, err := s.EvidenceCounts(ctx, sid)
+	per, err := s.EvidenceCounts(ctx, sid)
 	if err != nil {
 		t.Fatalf("EvidenceCounts: %v", err)
 	}
-	eq(t, "total", total, 5)
+	total, err := s.EvidenceCount(ctx, sid)
+	if err != nil {
+		t.Fatalf("EvidenceCount: %v", err)
+	}
+	eq(t, "total (EvidenceCount)", total, 5)
 	eq(t, "root", per[graph.RootShortID], 3)
 	eq(t, "a", per["a"], 2)
 	eq(t, "b", per["b"], 1)
@@ -1698,12 +1702,15 @@ func testEvidenceCounts(t *testing.T, s graph.Store) {
 	for _, id := range []string{graph.RootShortID, "a", "b", "c"} {
 		eq(t, "count of "+id+" against Evidence(task)", per[id], len(evidence(t, s, sid, id)))
 	}
-	per, total, err = s.EvidenceCounts(ctx, other)
+	per, err = s.EvidenceCounts(ctx, other)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if total, err = s.EvidenceCount(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	eq(t, "other session total", total, 2)
 	eq(t, "other session root", per[graph.RootShortID], 2)
-	_, _, err = s.EvidenceCounts(ctx, newSessionID(t))
+	_, err = s.EvidenceCounts(ctx, newSessionID(t))
 	wantErr(t, err, graph.ErrNotFound, "EvidenceCounts unknown session")
 }
