@@ -351,6 +351,8 @@ type Graph struct {
 	Neo4jUser         string `mapstructure:"neo4j_user" json:"neo4j_user"`
 	Neo4jPassword     string `mapstructure:"neo4j_password" json:"-"`
 	Neo4jDatabase     string `mapstructure:"neo4j_database" json:"neo4j_database"`
+	// lane ann (#14): the Neo4j store's walk cache
+	Neo4jWalkCacheItems int `mapstructure:"neo4j_walk_cache_items" json:"neo4j_walk_cache_items"`
 }
 
 type Temporal struct {

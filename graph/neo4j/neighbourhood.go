@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -30,15 +31,25 @@ import (
 // At 100k evidence a round of two large tasks (4,126 edges) took 35–48 ms
 // for the hop and 75–97 ms for the shapes after it by id, against 54–68 ms
 // for the hop with its shapes (docs/neo4j.md, "The walk's node reads").
+//
+// The tasks of $ctids are those whose SUPPORTS side the walk cache holds
+// (walkcache.go): the hop reads only their task edges, and $alltids is
+// both lists, so that an edge between two wanted nodes is still kept from
+// one end only.
 const hopEdges = `MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
 MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON|SUPPORTS]-(m)
-WHERE startNode(r) = n OR NOT m.id IN $tids
+WHERE startNode(r) = n OR NOT m.id IN $alltids
 RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label,
   CASE WHEN $shapes AND m:Evidence THEN ` + hopShape + ` END AS shape
 UNION ALL
+MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $ctids AND n.session_id = $sid
+MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON]-(m)
+WHERE startNode(r) = n OR NOT m.id IN $alltids
+RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label, null AS shape
+UNION ALL
 MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
 MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
-WHERE (startNode(r) = n OR NOT m.id IN $eids) AND NOT (type(r) = 'SUPPORTS' AND m.id IN $tids)
+WHERE (startNode(r) = n OR NOT m.id IN $eids) AND NOT (type(r) = 'SUPPORTS' AND m.id IN $alltids)
 RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label, null AS shape`
 
 // hopShape is an evidence endpoint's shape in a hop row, as shapeRows's.
@@ -59,9 +70,10 @@ func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []
 
 func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []string, shape bool, known func(string) bool) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
+	var fill map[string]*walkEntry
 	tids, eids := splitIDs(sessionID, ids)
 	err := s.read(ctx, "neighbourhood", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		out = graph.Neighbourhood{}
+		out, fill = graph.Neighbourhood{}, nil
 		if !shape {
 			if err := requireSession(ctx, tx, sessionID); err != nil {
 				return err
@@ -69,13 +81,20 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 		}
 		nt, ne := setOf(tids), setOf(eids)
 		r := hopRound{sid: sessionID, nt: nt, ne: ne, known: known}
+		var hits []*walkEntry
 		if shape {
 			r.shapes = map[string]graph.Evidence{}
+			var err error
+			if hits, r.fill, err = s.walkCheck(ctx, tx, sessionID, tids); err != nil {
+				return err
+			}
 		}
 		var err error
-		if out.Edges, err = r.hop(ctx, tx, tids, eids); err != nil {
+		if out.Edges, err = r.hop(ctx, tx, tids, hits, eids); err != nil {
 			return err
 		}
+		out.Edges = r.useCached(out.Edges, hits)
+		fill = r.fill
 		// A round whose nodes are all known skips the node queries, and
 		// evidence the hop brought its shape for is not read again.
 		tids, eids := keysOf(nt, known), keysOf(ne, r.has)
@@ -100,18 +119,57 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 	if err != nil {
 		return graph.Neighbourhood{}, err
 	}
+	for _, e := range fill {
+		s.walk.put(e)
+	}
 	graph.SortEdges(out.Edges)
 	return out, nil
 }
 
+// walkCounts is each wanted task's SUPPORTS count, from the node's degree
+// (no edge is read), with the session's generation.
+const walkCounts = `MATCH (s:Session {id: $sid})
+MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
+RETURN s.gen, n.id, COUNT { (n)<-[:SUPPORTS]-() }`
+
+// walkCheck sorts the wanted tasks by the walk cache: the copies that are
+// current (hits), and fresh entries for the tasks worth keeping that the
+// hop will read whole (fill, by task id). With the cache off, or no task
+// wanted, it asks nothing.
+func (s *Store) walkCheck(ctx context.Context, tx driver.ManagedTransaction, sid string, tids []string) ([]*walkEntry, map[string]*walkEntry, error) {
+	if s.walk.max <= 0 || len(tids) == 0 {
+		return nil, nil, nil
+	}
+	var hits []*walkEntry
+	fill := map[string]*walkEntry{}
+	err := each(ctx, tx, walkCounts, map[string]any{"sid": sid, "tids": tids}, func(rec *driver.Record) error {
+		gen, _ := rec.Values[0].(string)
+		id, _ := rec.Values[1].(string)
+		n, _ := rec.Values[2].(int64)
+		if e, ok := s.walk.get(id, gen, int(n)); ok {
+			hits = append(hits, e)
+		} else if s.walk.worth(gen, int(n)) {
+			fill[id] = &walkEntry{sid: sid, task: id, gen: gen}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("walk cache check: %w", err)
+	}
+	return hits, fill, nil
+}
+
 // hopRound is one hop's reading: the endpoint ids it adds to nt (tasks)
 // and ne (evidence), and, in a shape read (shapes not nil), the shapes of
-// the evidence endpoints the walk does not know.
+// the evidence endpoints the walk does not know. fill holds the walk cache
+// entries the hop fills, by task id: every SUPPORTS edge into the task and
+// its shape, known to the walk or not.
 type hopRound struct {
 	sid    string
 	nt, ne map[string]bool
 	known  func(string) bool
 	shapes map[string]graph.Evidence
+	fill   map[string]*walkEntry
 }
 
 // has says whether the walk knows id or this round brought its shape.
@@ -124,10 +182,20 @@ func (r *hopRound) has(id string) bool {
 
 // hop reads the edges incident to the wanted tasks and evidence, adds
 // their other endpoints to nt and ne, and keeps the shapes the rows carry.
-func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, eids []string) ([]graph.Edge, error) {
+// Of the tasks the walk cache holds (hits) it reads the task edges only.
+func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids []string, hits []*walkEntry, eids []string) ([]graph.Edge, error) {
 	var edges []graph.Edge
 	shape := r.shapes != nil
-	p := map[string]any{"sid": r.sid, "tids": tids, "eids": eids, "shapes": shape}
+	all, whole, cached := tids, tids, []string{}
+	if len(hits) > 0 {
+		held := make(map[string]bool, len(hits))
+		for _, h := range hits {
+			held[h.task] = true
+			cached = append(cached, h.task)
+		}
+		whole = slices.DeleteFunc(slices.Clone(tids), func(id string) bool { return held[id] })
+	}
+	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": cached, "alltids": all, "eids": eids, "shapes": shape}
 	err := each(ctx, tx, hopEdges, p, func(rec *driver.Record) error {
 		e := graph.Edge{}
 		e.From, _ = rec.Values[0].(string)
@@ -139,34 +207,63 @@ func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, 
 			e.Label, _ = rec.Values[4].(string)
 		}
 		edges = append(edges, e)
-		for _, id := range []string{e.From, e.To} {
-			if strings.HasPrefix(id, graph.TaskID(r.sid, "")) {
-				r.nt[id] = true
-			} else {
-				r.ne[id] = true
-			}
-		}
-		return r.keepShape(rec.Values[5])
+		r.note(e.From)
+		r.note(e.To)
+		return r.keepShape(e, rec.Values[5])
 	})
 	return edges, err
 }
 
-// keepShape keeps a row's evidence shape, once, unless the walk knows it.
-func (r *hopRound) keepShape(v any) error {
+// note adds an edge's endpoint to the round's tasks or evidence.
+func (r *hopRound) note(id string) {
+	if strings.HasPrefix(id, graph.TaskID(r.sid, "")) {
+		r.nt[id] = true
+	} else {
+		r.ne[id] = true
+	}
+}
+
+// keepShape keeps a row's evidence shape, once, unless the walk knows it,
+// and adds the edge with its shape to the walk cache entry it fills.
+func (r *hopRound) keepShape(e graph.Edge, v any) error {
 	m, ok := v.(map[string]any)
 	if !ok || r.shapes == nil {
 		return nil
 	}
+	var ent *walkEntry
+	if e.Kind == graph.Supports {
+		ent = r.fill[e.To]
+	}
 	id, _ := m["id"].(string)
-	if r.has(id) {
+	if ent == nil && r.has(id) {
 		return nil
 	}
-	e, err := evidenceShape(m)
+	sh, err := evidenceShape(m)
 	if err != nil {
 		return err
 	}
-	r.shapes[id] = e
+	if ent != nil {
+		ent.edges, ent.shapes = append(ent.edges, e), append(ent.shapes, sh)
+	}
+	if !r.has(id) {
+		r.shapes[id] = sh
+	}
 	return nil
+}
+
+// useCached adds the held tasks' SUPPORTS edges to the round's, and the
+// shapes of their evidence that the walk does not know.
+func (r *hopRound) useCached(edges []graph.Edge, hits []*walkEntry) []graph.Edge {
+	for _, h := range hits {
+		edges = append(edges, h.edges...)
+		for i, e := range h.edges {
+			r.ne[e.From] = true
+			if !r.has(e.From) {
+				r.shapes[e.From] = h.shapes[i]
+			}
+		}
+	}
+	return edges
 }
 
 // shapeNodes is a walk round's node read, tasks and evidence shapes in one

@@ -170,3 +170,61 @@ func BenchmarkWalkRound(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Millisecond), "median-ms")
 }
+
+// BenchmarkWalkCache is the round of BenchmarkWalkRound (a task of 2,000
+// items, their shapes unknown to the walk) read through a store with the
+// walk cache and through one without, alternated in each round of the
+// loop; the first read fills the cache and is left out:
+//
+//	go test -run '^$' -bench WalkCache -benchtime 40x ./graph/neo4j
+func BenchmarkWalkCache(b *testing.B) {
+	uri := os.Getenv("LETHE_TEST_NEO4J_URI")
+	if uri == "" {
+		b.Skip("LETHE_TEST_NEO4J_URI is not set")
+	}
+	ctx := context.Background()
+	stores := map[string]*neo4j.Store{}
+	for name, items := range map[string]int{"cached": 50000, "plain": 0} {
+		s, err := neo4j.Open(ctx, neo4j.Config{URI: uri, User: envOr("LETHE_TEST_NEO4J_USER", "neo4j"), Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD"), WalkCacheItems: items})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		stores[name] = s
+	}
+	sid, ids := wireSession(b, stores["plain"], "walkcache")
+	read := func(name string) {
+		nb, err := stores[name].NeighbourhoodShape(ctx, sid, ids[:1], nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(nb.Evidence) != len(ids)-1 || len(nb.Edges) != len(ids)-1 {
+			b.Fatalf("%s: read %d evidence items and %d edges, want %d", name, len(nb.Evidence), len(nb.Edges), len(ids)-1)
+		}
+	}
+	read("cached")
+	lat := map[string][]time.Duration{}
+	var ratios []float64
+	i := 0
+	for b.Loop() {
+		order := []string{"cached", "plain"}
+		if i%2 == 1 {
+			order = []string{"plain", "cached"}
+		}
+		i++
+		took := map[string]time.Duration{}
+		for _, name := range order {
+			start := time.Now()
+			read(name)
+			took[name] = time.Since(start)
+			lat[name] = append(lat[name], took[name])
+		}
+		ratios = append(ratios, float64(took["cached"])/float64(took["plain"]))
+	}
+	for name, d := range lat {
+		slices.Sort(d)
+		b.ReportMetric(float64(d[len(d)/2])/float64(time.Millisecond), name+"-median-ms")
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "cached/plain")
+}

@@ -6,7 +6,7 @@
 //
 // Model (every node carries session_id; every query filters by it):
 //
-//	(:Session {id, goal, goal_doc_emb, goal_query_emb, dim})
+//	(:Session {id, goal, goal_doc_emb, goal_query_emb, dim, gen})
 //	(:Task {id, session_id, short_id, description, embed_text, embedding,
 //	        status, depth, n_productive, result_summary, result_embedding,
 //	        created_iter})
@@ -49,6 +49,9 @@ type Config struct {
 	User     string
 	Password string
 	Database string // "" = the server's default database
+	// WalkCacheItems is how many evidence shapes of large tasks the walk
+	// cache keeps (walkcache.go; graph.neo4j_walk_cache_items); 0: none.
+	WalkCacheItems int
 }
 
 // Timeouts of the driver: a connection is made or fails within
@@ -78,6 +81,9 @@ type Store struct {
 	// share estimates, per session and dimension, the session's items in
 	// the vector index (startK).
 	share sync.Map
+	// walk keeps the SUPPORTS side of large tasks for Expand's walk
+	// (walkcache.go).
+	walk *walkCache
 }
 
 var _ graph.Store = (*Store)(nil)
@@ -101,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("neo4j %s: %w", cfg.URI, err)
 	}
-	s := &Store{drv: drv, cfg: cfg, bm: driver.NewBookmarkManager(driver.BookmarkManagerConfig{})}
+	s := &Store{drv: drv, cfg: cfg, bm: driver.NewBookmarkManager(driver.BookmarkManagerConfig{}), walk: newWalkCache(cfg.WalkCacheItems)}
 	if err := s.verify(ctx); err != nil {
 		_ = drv.Close(context.Background())
 		return nil, err
@@ -358,6 +364,7 @@ func matchSession(ctx context.Context, tx driver.ManagedTransaction, sessionID, 
 // ResetSession removes every node of the session (tasks, evidence, blobs,
 // idempotency records, the session node) with their relationships.
 func (s *Store) ResetSession(ctx context.Context, sessionID string) error {
+	defer s.walk.dropSession(sessionID)
 	return s.write(ctx, "reset session", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		if err := checkSessionID(sessionID); err != nil {
 			return err
@@ -396,7 +403,7 @@ func (s *Store) CreateSession(ctx context.Context, sess graph.Session, root grap
 		// MERGE on the unique id locks it: a concurrent create of the same
 		// session waits for this one and then finds it.
 		rec, err := single(ctx, tx, `MERGE (s:Session {id: $sid})
-ON CREATE SET s.goal = $goal, s.goal_doc_emb = $doc, s.goal_query_emb = $query, s.dim = $dim, s.new_ = true
+ON CREATE SET s.goal = $goal, s.goal_doc_emb = $doc, s.goal_query_emb = $query, s.dim = $dim, s.gen = randomUUID(), s.new_ = true
 WITH s, coalesce(s.new_, false) AS created
 REMOVE s.new_
 RETURN created`, map[string]any{
