@@ -67,36 +67,43 @@ func BenchmarkEmbeddingsOnTheWire(b *testing.B) {
 	for _, name := range []string{"shape", "whole"} {
 		read := reads[name]
 		b.Run(name, func(b *testing.B) {
-			// The two forms alternate within each round, so that a load
-			// that comes and goes weighs on both; the ratio is per round.
-			lat := map[string][]time.Duration{}
-			var ratios []float64
-			i := 0
-			for b.Loop() {
-				order := []string{"packed", "list"}
-				if i%2 == 1 {
-					order = []string{"list", "packed"}
+			alternate(b, "packed", "list", func(form string) {
+				if n := read(form); n != len(ids[form])-1 {
+					b.Fatalf("%s: read %d evidence items, want %d", form, n, len(ids[form])-1)
 				}
-				i++
-				took := map[string]time.Duration{}
-				for _, form := range order {
-					start := time.Now()
-					if n := read(form); n != len(ids[form])-1 {
-						b.Fatalf("%s: read %d evidence items, want %d", form, n, len(ids[form])-1)
-					}
-					took[form] = time.Since(start)
-					lat[form] = append(lat[form], took[form])
-				}
-				ratios = append(ratios, float64(took["packed"])/float64(took["list"]))
-			}
-			for form, d := range lat {
-				slices.Sort(d)
-				b.ReportMetric(float64(d[len(d)/2])/float64(time.Millisecond), form+"-median-ms")
-			}
-			slices.Sort(ratios)
-			b.ReportMetric(ratios[len(ratios)/2], "packed/list")
+			})
 		})
 	}
+}
+
+// alternate runs read for x and for y in each round of the loop, in
+// turns first, so that a load that comes and goes weighs on both, and
+// reports each one's median and the median of the per-round ratio x/y.
+func alternate(b *testing.B, x, y string, read func(name string)) {
+	lat := map[string][]time.Duration{}
+	var ratios []float64
+	i := 0
+	for b.Loop() {
+		order := []string{x, y}
+		if i%2 == 1 {
+			order = []string{y, x}
+		}
+		i++
+		took := map[string]time.Duration{}
+		for _, name := range order {
+			start := time.Now()
+			read(name)
+			took[name] = time.Since(start)
+			lat[name] = append(lat[name], took[name])
+		}
+		ratios = append(ratios, float64(took[x])/float64(took[y]))
+	}
+	for name, d := range lat {
+		slices.Sort(d)
+		b.ReportMetric(float64(d[len(d)/2])/float64(time.Millisecond), name+"-median-ms")
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], x+"/"+y)
 }
 
 // wireSession writes a session of one task supported by 2,000 evidence
@@ -203,28 +210,5 @@ func BenchmarkWalkCache(b *testing.B) {
 		}
 	}
 	read("cached")
-	lat := map[string][]time.Duration{}
-	var ratios []float64
-	i := 0
-	for b.Loop() {
-		order := []string{"cached", "plain"}
-		if i%2 == 1 {
-			order = []string{"plain", "cached"}
-		}
-		i++
-		took := map[string]time.Duration{}
-		for _, name := range order {
-			start := time.Now()
-			read(name)
-			took[name] = time.Since(start)
-			lat[name] = append(lat[name], took[name])
-		}
-		ratios = append(ratios, float64(took["cached"])/float64(took["plain"]))
-	}
-	for name, d := range lat {
-		slices.Sort(d)
-		b.ReportMetric(float64(d[len(d)/2])/float64(time.Millisecond), name+"-median-ms")
-	}
-	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "cached/plain")
+	alternate(b, "cached", "plain", read)
 }
