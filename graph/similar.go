@@ -234,7 +234,7 @@ func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, n
 	// Phases 3 and 4: the edges, the refined strengths and the watermark,
 	// committed together.
 	p.progress()
-	w := Writes{SimilarScope: make([]string, len(evs)), Similar: out}
+	w := Writes{SimilarScope: make([]string, len(evs)), Similar: out, RecountEvidence: true}
 	for i := range evs {
 		w.SimilarScope[i] = evs[i].ID
 	}

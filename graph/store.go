@@ -303,11 +303,17 @@ type Writes struct {
 	Strengths    map[string]float64
 	Blobs        map[string][]byte
 	DeleteBlobs  []string
+	// RecountEvidence sets the store's count of the session's evidence
+	// (EvidenceCount) from the evidence itself. A full SIMILAR_TO sync
+	// asks for it: on Neo4j the count is a counter, which an older binary
+	// that writes evidence during a rolling upgrade does not keep; a
+	// backend whose count cannot drift does nothing.
+	RecountEvidence bool
 }
 
 // Empty says whether w writes nothing.
 func (w Writes) Empty() bool {
-	return len(w.SimilarScope) == 0 && len(w.Similar) == 0 && len(w.Strengths) == 0 && len(w.Blobs) == 0 && len(w.DeleteBlobs) == 0
+	return len(w.SimilarScope) == 0 && len(w.Similar) == 0 && len(w.Strengths) == 0 && len(w.Blobs) == 0 && len(w.DeleteBlobs) == 0 && !w.RecountEvidence
 }
 
 // Check rejects what no backend may write: an empty blob key, or a key

@@ -69,7 +69,18 @@ func testCommit(t *testing.T, s graph.Store) {
 	if err := s.Commit(ctx, sid, graph.Writes{}); err != nil {
 		t.Fatalf("empty commit: %v", err)
 	}
-	err := s.Commit(ctx, newSessionID(t), graph.Writes{Blobs: map[string][]byte{"a": []byte("A")}})
+	// A recount alone changes no count: the count was right.
+	n, err := s.EvidenceCount(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, sid, graph.Writes{RecountEvidence: true}); err != nil {
+		t.Fatalf("recount: %v", err)
+	}
+	if m, err := s.EvidenceCount(ctx, sid); err != nil || m != n || m != len(ev) {
+		t.Fatalf("after a recount: %d evidence items (%v), want %d", m, err, len(ev))
+	}
+	err = s.Commit(ctx, newSessionID(t), graph.Writes{Blobs: map[string][]byte{"a": []byte("A")}})
 	wantErr(t, err, graph.ErrNotFound, "commit to a missing session")
 }
 

@@ -78,14 +78,30 @@ func (s *Store) ensureVecIndex(ctx context.Context, dim int) error {
 	return nil
 }
 
-// EvidenceCount is the number of evidence items of the session.
+// EvidenceCount is the number of evidence items of the session: the
+// session node's counter, which every insert adds to in its own
+// transaction, and which a full sync sets again from the nodes
+// (recountEvidence). Counting the nodes by the session_id index took
+// 9 ms at 100k items, twice an iteration. A session created before the
+// counter, and not yet recounted, is counted from its nodes.
 func (s *Store) EvidenceCount(ctx context.Context, sessionID string) (int, error) {
+	if err := checkSessionID(sessionID); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := s.read(ctx, "evidence count", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		if err := requireSession(ctx, tx, sessionID); err != nil {
+		rec, err := single(ctx, tx, "MATCH (s:Session {id: $sid}) RETURN s.evidence_n", map[string]any{"sid": sessionID})
+		if err != nil {
 			return err
 		}
-		rec, err := single(ctx, tx, "MATCH (e:Evidence {session_id: $sid}) RETURN count(e)", map[string]any{"sid": sessionID})
+		if rec == nil {
+			return fmt.Errorf("session %q: %w", sessionID, graph.ErrNotFound)
+		}
+		var ok bool
+		if n, ok = rec.Values[0].(int64); ok {
+			return nil
+		}
+		rec, err = single(ctx, tx, "MATCH (e:Evidence {session_id: $sid}) RETURN count(e)", map[string]any{"sid": sessionID})
 		if err != nil {
 			return err
 		}
@@ -94,6 +110,12 @@ func (s *Store) EvidenceCount(ctx context.Context, sessionID string) (int, error
 	})
 	return int(n), err
 }
+
+// recountEvidence sets the session's evidence counter from its nodes
+// (graph.Writes.RecountEvidence), under the session's write lock, so no
+// insert falls between the count and the write.
+const recountEvidence = `MATCH (e:Evidence {session_id: $sid}) WITH count(e) AS n
+MATCH (s:Session {id: $sid}) SET s.evidence_n = n`
 
 // EvidenceByIDs returns the named evidence.
 func (s *Store) EvidenceByIDs(ctx context.Context, sessionID string, ids []string) ([]graph.Evidence, error) {

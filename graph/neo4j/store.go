@@ -6,7 +6,7 @@
 //
 // Model (every node carries session_id; every query filters by it):
 //
-//	(:Session {id, goal, goal_doc_emb, goal_query_emb, dim, gen})
+//	(:Session {id, goal, goal_doc_emb, goal_query_emb, dim, gen, evidence_n})
 //	(:Task {id, session_id, short_id, description, embed_text, embedding,
 //	        status, depth, n_productive, result_summary, result_embedding,
 //	        created_iter})
@@ -403,7 +403,7 @@ func (s *Store) CreateSession(ctx context.Context, sess graph.Session, root grap
 		// MERGE on the unique id locks it: a concurrent create of the same
 		// session waits for this one and then finds it.
 		rec, err := single(ctx, tx, `MERGE (s:Session {id: $sid})
-ON CREATE SET s.goal = $goal, s.goal_doc_emb = $doc, s.goal_query_emb = $query, s.dim = $dim, s.gen = randomUUID(), s.new_ = true
+ON CREATE SET s.goal = $goal, s.goal_doc_emb = $doc, s.goal_query_emb = $query, s.dim = $dim, s.gen = randomUUID(), s.evidence_n = 0, s.new_ = true
 WITH s, coalesce(s.new_, false) AS created
 REMOVE s.new_
 RETURN created`, map[string]any{
@@ -661,7 +661,7 @@ func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyR
 		if err := writeTasks(ctx, tx, plan.Tasks); err != nil {
 			return err
 		}
-		if err := insertEvidence(ctx, tx, plan.Evidence); err != nil {
+		if err := insertEvidence(ctx, tx, req.SessionID, plan.Evidence); err != nil {
 			return err
 		}
 		res = plan.Result
@@ -711,8 +711,8 @@ MATCH (t:Task {id: row.id}), (d:Task {id: dep}) MERGE (t)-[:DEPENDS_ON]->(d)`,
 }
 
 // insertEvidence creates evidence nodes (known to be new) with their
-// SUPPORTS edges.
-func insertEvidence(ctx context.Context, tx driver.ManagedTransaction, es []graph.Evidence) error {
+// SUPPORTS edges, and adds them to the session's counter (evidenceCount).
+func insertEvidence(ctx context.Context, tx driver.ManagedTransaction, sessionID string, es []graph.Evidence) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -731,7 +731,10 @@ RETURN count(e)`, map[string]any{"rows": rows})
 	if n, _ := rec.Values[0].(int64); int(n) != len(es) {
 		return fmt.Errorf("inserted %d of %d evidence items (SUPPORTS target missing)", n, len(es))
 	}
-	return nil
+	// A session without the counter (created by an older binary) keeps
+	// none until a full sync recounts it: null + n is null.
+	return run(ctx, tx, "MATCH (s:Session {id: $sid}) SET s.evidence_n = s.evidence_n + $n",
+		map[string]any{"sid": sessionID, "n": int64(len(es))})
 }
 
 // linkEvidence adds SUPPORTS edges from held evidence (ids) to a task that
@@ -820,7 +823,7 @@ RETURN e.id, EXISTS { (e)-[:SUPPORTS]->(:Task {id: $tid}) }`,
 				res.Added++
 			}
 		}
-		if err := insertEvidence(ctx, tx, fresh); err != nil {
+		if err := insertEvidence(ctx, tx, sessionID, fresh); err != nil {
 			return err
 		}
 		if err := linkEvidence(ctx, tx, task.ID, link); err != nil {
@@ -1118,6 +1121,11 @@ func (s *Store) Commit(ctx context.Context, sessionID string, w graph.Writes) er
 		}
 		if len(w.Strengths) > 0 {
 			if err := setStrengths(ctx, tx, sessionID, w.Strengths); err != nil {
+				return err
+			}
+		}
+		if w.RecountEvidence {
+			if err := run(ctx, tx, recountEvidence, map[string]any{"sid": sessionID}); err != nil {
 				return err
 			}
 		}
