@@ -352,7 +352,7 @@ type Graph struct {
 	Neo4jPassword     string `mapstructure:"neo4j_password" json:"-"`
 	Neo4jDatabase     string `mapstructure:"neo4j_database" json:"neo4j_database"`
 	// lane ann (#14): the Neo4j store's walk cache
-	Neo4jWalkCacheItems int `mapstructure:"neo4j_walk_cache_items" json:"neo4j_walk_cache_items"`
+	Neo4jWalkCacheMiB int `mapstructure:"neo4j_walk_cache_mib" json:"neo4j_walk_cache_mib"`
 }
 
 type Temporal struct {

@@ -266,7 +266,7 @@ var params = []Param{
 	p("graph.neo4j_user", String, "neo4j", 0, 0, "Neo4j user"),
 	p("graph.neo4j_password", String, "", 0, 0, "Neo4j password"),
 	p("graph.neo4j_database", String, "neo4j", 0, 0, "Neo4j database"),
-	p("graph.neo4j_walk_cache_items", Int, 50000, 0, 1e8, "Neo4j store: evidence shapes (about 1.6 KB each at 384 dimensions) of tasks with 256 or more items that the worker keeps for Expand's walk, checked against each task's count on every use; a 6,000-item parent read whole was two thirds of the walk at 100k (docs/neo4j.md; 0 = off)"),
+	p("graph.neo4j_walk_cache_mib", Int, 128, 0, 1000000, "Neo4j store: MiB of large tasks' evidence shapes (tasks of 256 items or more; about 2 KB an item at 384 dimensions) the worker keeps for Expand's walk, checked against each task's count on every use; a 6,000-item parent read whole was two thirds of the walk at 100k (docs/neo4j.md; 0 = off)"),
 
 	// temporal
 	p("temporal.host_port", String, "127.0.0.1:7233", 0, 0, "Temporal frontend"),

@@ -93,7 +93,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.Float64Var(&o.tolRef, "tol-ref", 1e-7, "the push tolerance of the reference run of -tols")
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
-	fs.IntVar(&o.walk, "walk-cache", config.Defaults().Graph.Neo4jWalkCacheItems, "Neo4j store: evidence shapes the walk cache keeps (graph.neo4j_walk_cache_items; 0: off, as before it existed)")
+	fs.IntVar(&o.walk, "walk-cache-mib", config.Defaults().Graph.Neo4jWalkCacheMiB, "Neo4j store: MiB the walk cache may hold (graph.neo4j_walk_cache_mib; 0: off, as before it existed)")
 	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
 	if err := fs.Parse(args); err != nil {
 		return o, err

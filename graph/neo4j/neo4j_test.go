@@ -72,7 +72,7 @@ func open(t *testing.T, cfg neo4j.Config) *neo4j.Store {
 // uses it.
 func TestConformance(t *testing.T) {
 	cfg := serverConfig(t)
-	cfg.WalkCacheItems = 50000 // the worker's default: every shape read checks the cache
+	cfg.WalkCacheMiB = 128 // the worker's default: every shape read checks the cache
 	s := open(t, cfg)
 	graphtest.Run(t, func(t *testing.T) graph.Store { return s })
 }

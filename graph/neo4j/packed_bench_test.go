@@ -191,8 +191,8 @@ func BenchmarkWalkCache(b *testing.B) {
 	}
 	ctx := context.Background()
 	stores := map[string]*neo4j.Store{}
-	for name, items := range map[string]int{"cached": 50000, "plain": 0} {
-		s, err := neo4j.Open(ctx, neo4j.Config{URI: uri, User: envOr("LETHE_TEST_NEO4J_USER", "neo4j"), Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD"), WalkCacheItems: items})
+	for name, mib := range map[string]int{"cached": 128, "plain": 0} {
+		s, err := neo4j.Open(ctx, neo4j.Config{URI: uri, User: envOr("LETHE_TEST_NEO4J_USER", "neo4j"), Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD"), WalkCacheMiB: mib})
 		if err != nil {
 			b.Fatal(err)
 		}

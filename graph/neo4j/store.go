@@ -49,9 +49,9 @@ type Config struct {
 	User     string
 	Password string
 	Database string // "" = the server's default database
-	// WalkCacheItems is how many evidence shapes of large tasks the walk
-	// cache keeps (walkcache.go; graph.neo4j_walk_cache_items); 0: none.
-	WalkCacheItems int
+	// WalkCacheMiB is how much memory the walk cache may hold
+	// (walkcache.go; graph.neo4j_walk_cache_mib); 0: none.
+	WalkCacheMiB int
 }
 
 // Timeouts of the driver: a connection is made or fails within
@@ -107,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("neo4j %s: %w", cfg.URI, err)
 	}
-	s := &Store{drv: drv, cfg: cfg, bm: driver.NewBookmarkManager(driver.BookmarkManagerConfig{}), walk: newWalkCache(cfg.WalkCacheItems)}
+	s := &Store{drv: drv, cfg: cfg, bm: driver.NewBookmarkManager(driver.BookmarkManagerConfig{}), walk: newWalkCache(int64(cfg.WalkCacheMiB) << 20)}
 	if err := s.verify(ctx); err != nil {
 		_ = drv.Close(context.Background())
 		return nil, err

@@ -32,12 +32,13 @@ import (
 const walkCacheMin = 256
 
 // walkCache keeps, per task, its SUPPORTS edges and their evidence shapes,
-// at most max evidence shapes in all, the least recently used task dropped
-// first. It is safe for concurrent use; max ≤ 0 keeps nothing.
+// at most max bytes of them in all (walkEntry.size), the least recently
+// used task dropped first. It is safe for concurrent use; max ≤ 0 keeps
+// nothing.
 type walkCache struct {
 	mu    sync.Mutex
-	max   int
-	items int
+	max   int64
+	bytes int64
 	order *list.List               // of *walkEntry, most recently used first
 	byID  map[string]*list.Element // task id -> its element
 }
@@ -47,10 +48,25 @@ type walkEntry struct {
 	sid, task, gen string
 	edges          []graph.Edge
 	shapes         []graph.Evidence
+	bytes          int64
 }
 
-func newWalkCache(max int) *walkCache {
-	return &walkCache{max: max, order: list.New(), byID: map[string]*list.Element{}}
+// size is about what the entry holds in memory: each item's embedding,
+// and its ids, hash and edge with their headers.
+func (e *walkEntry) size() int64 {
+	var n int64
+	for i, sh := range e.shapes {
+		n += int64(4*len(sh.Embedding)+len(sh.ID)+len(sh.SessionID)+len(sh.ContentHash)+len(e.edges[i].From)+len(e.edges[i].To)) + walkItemOverhead
+	}
+	return n
+}
+
+// walkItemOverhead is an item's fixed cost in bytes: the Evidence and Edge
+// structs and the string and slice headers they hold.
+const walkItemOverhead = 300
+
+func newWalkCache(maxBytes int64) *walkCache {
+	return &walkCache{max: maxBytes, order: list.New(), byID: map[string]*list.Element{}}
 }
 
 // get returns the task's copy when it was read in generation gen with n
@@ -71,15 +87,19 @@ func (c *walkCache) get(task, gen string, n int) (*walkEntry, bool) {
 }
 
 // worth says whether a task with n SUPPORTS edges of generation gen would
-// be kept.
+// be kept (if it fits: put).
 func (c *walkCache) worth(gen string, n int) bool {
-	return c.max > 0 && gen != "" && n >= walkCacheMin && n <= c.max
+	return c.max > 0 && gen != "" && n >= walkCacheMin
 }
 
 // put keeps e in place of the task's older copy, and drops the least
-// recently used copies past max.
+// recently used copies past max. A task larger than the whole cache is
+// not kept.
 func (c *walkCache) put(e *walkEntry) {
 	if !c.worth(e.gen, len(e.edges)) || len(e.shapes) != len(e.edges) {
+		return
+	}
+	if e.bytes = e.size(); e.bytes > c.max {
 		return
 	}
 	c.mu.Lock()
@@ -88,8 +108,8 @@ func (c *walkCache) put(e *walkEntry) {
 		c.remove(el)
 	}
 	c.byID[e.task] = c.order.PushFront(e)
-	c.items += len(e.edges)
-	for c.items > c.max {
+	c.bytes += e.bytes
+	for c.bytes > c.max {
 		c.remove(c.order.Back())
 	}
 }
@@ -110,12 +130,16 @@ func (c *walkCache) dropSession(sid string) {
 func (c *walkCache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*walkEntry)
 	delete(c.byID, e.task)
-	c.items -= len(e.edges)
+	c.bytes -= e.bytes
 }
 
-// size is how many tasks and evidence shapes are kept (for tests).
-func (c *walkCache) size() (tasks, items int) {
+// held is how many tasks and evidence shapes are kept, and their bytes
+// (for tests).
+func (c *walkCache) held() (tasks, items int, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len(), c.items
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		items += len(el.Value.(*walkEntry).edges)
+	}
+	return c.order.Len(), items, c.bytes
 }

@@ -7,44 +7,57 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
+// walkEntryOf is a task's entry of n items of 384 dimensions.
 func walkEntryOf(sid, task, gen string, n int) *walkEntry {
 	e := &walkEntry{sid: sid, task: task, gen: gen}
 	for i := range n {
-		id := fmt.Sprintf("%s/e/%d", sid, i)
+		id := fmt.Sprintf("%s/e/%04d", sid, i)
 		e.edges = append(e.edges, graph.Edge{From: id, To: task, Kind: graph.Supports})
-		e.shapes = append(e.shapes, graph.Evidence{ID: id})
+		e.shapes = append(e.shapes, graph.Evidence{ID: id, Embedding: make([]float32, 384)})
 	}
 	return e
 }
 
+func TestWalkEntrySize(t *testing.T) {
+	e := walkEntryOf("s", "s/t/1", "g", 300)
+	per := e.size() / 300
+	if per < 4*384+walkItemOverhead || per > 4*384+walkItemOverhead+64 {
+		t.Fatalf("an item of 384 dimensions counts %d bytes, want its embedding, ids and overhead", per)
+	}
+}
+
 func TestWalkCacheKeeps(t *testing.T) {
+	room := walkEntryOf("s", "s/t/1", "g", 300).size()
 	for _, tc := range []struct {
 		name string
-		max  int
+		max  int64
 		gen  string
 		n    int
 		want bool
 	}{
-		{"large task", 1000, "g", 300, true},
-		{"at the minimum", 1000, "g", walkCacheMin, true},
-		{"under the minimum", 1000, "g", walkCacheMin - 1, false},
-		{"no generation", 1000, "", 300, false},
+		{"large task", 4 * room, "g", 300, true},
+		{"at the minimum", 4 * room, "g", walkCacheMin, true},
+		{"under the minimum", 4 * room, "g", walkCacheMin - 1, false},
+		{"no generation", 4 * room, "", 300, false},
 		{"cache off", 0, "g", 300, false},
-		{"larger than the cache", 299, "g", 300, false},
+		{"larger than the cache", room - 1, "g", 300, false},
+		{"as large as the cache", room, "g", 300, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newWalkCache(tc.max)
 			c.put(walkEntryOf("s", "s/t/1", tc.gen, tc.n))
-			_, ok := c.get("s/t/1", tc.gen, tc.n)
-			if ok != tc.want {
+			if _, ok := c.get("s/t/1", tc.gen, tc.n); ok != tc.want {
 				t.Fatalf("kept %v, want %v", ok, tc.want)
+			}
+			if _, _, b := c.held(); b > tc.max {
+				t.Fatalf("holds %d bytes over its %d", b, tc.max)
 			}
 		})
 	}
 }
 
 func TestWalkCacheChecks(t *testing.T) {
-	c := newWalkCache(1000)
+	c := newWalkCache(1 << 30)
 	c.put(walkEntryOf("s", "s/t/1", "g1", 300))
 	for _, tc := range []struct {
 		name, gen string
@@ -63,14 +76,16 @@ func TestWalkCacheChecks(t *testing.T) {
 		t.Error("a task never kept was found")
 	}
 	// A newer copy replaces the older one.
-	c.put(walkEntryOf("s", "s/t/1", "g1", 301))
-	if tasks, items := c.size(); tasks != 1 || items != 301 {
-		t.Fatalf("after the newer copy: %d tasks, %d items, want 1 and 301", tasks, items)
+	newer := walkEntryOf("s", "s/t/1", "g1", 301)
+	c.put(newer)
+	if tasks, items, b := c.held(); tasks != 1 || items != 301 || b != newer.size() {
+		t.Fatalf("after the newer copy: %d tasks, %d items, %d bytes, want 1, 301, %d", tasks, items, b, newer.size())
 	}
 }
 
 func TestWalkCacheDropsLeastRecentlyUsed(t *testing.T) {
-	c := newWalkCache(900)
+	room := walkEntryOf("a", "a/t/1", "g", 300).size()
+	c := newWalkCache(3 * room)
 	for _, task := range []string{"a/t/1", "a/t/2", "b/t/1"} {
 		c.put(walkEntryOf(task[:1], task, "g", 300))
 	}
@@ -83,11 +98,11 @@ func TestWalkCacheDropsLeastRecentlyUsed(t *testing.T) {
 			t.Errorf("%s kept %v, want %v", task, ok, want)
 		}
 	}
-	if tasks, items := c.size(); tasks != 3 || items != 900 {
-		t.Fatalf("%d tasks, %d items, want 3 and 900", tasks, items)
+	if tasks, items, b := c.held(); tasks != 3 || items != 900 || b > 3*room {
+		t.Fatalf("%d tasks, %d items, %d bytes, want 3, 900 and at most %d", tasks, items, b, 3*room)
 	}
 	c.dropSession("b")
-	if tasks, items := c.size(); tasks != 1 || items != 300 {
+	if tasks, items, _ := c.held(); tasks != 1 || items != 300 {
 		t.Fatalf("after dropping session b: %d tasks, %d items, want 1 and 300", tasks, items)
 	}
 }

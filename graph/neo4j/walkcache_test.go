@@ -22,7 +22,7 @@ import (
 func TestWalkCache(t *testing.T) {
 	cfg := serverConfig(t)
 	plain := open(t, cfg)
-	cfg.WalkCacheItems = 10000
+	cfg.WalkCacheMiB = 16
 	cached := open(t, cfg)
 	sid := fmt.Sprintf("walkcache-%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = plain.ResetSession(t.Context(), sid) })
