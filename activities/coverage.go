@@ -65,6 +65,18 @@ var coverNegations = map[string]bool{"not": true, "no": true, "never": true, "ca
 	"without": true, "neither": true, "none": true, "nothing": true, "isn": true, "aren": true, "doesn": true,
 	"don": true, "won": true, "didn": true, "wasn": true, "weren": true, "hasn": true, "haven": true}
 
+// coverHinders are the verbs of "keep … from being pulled in", "stop …
+// from starting": with "from" and a verb in -ing after them, within
+// hinderReach terms, they deny that verb as "not" does ("wish not to pull
+// in"). Without the -ing ("keeps messages from all services") "from"
+// names a source and denies nothing.
+var coverHinders = map[string]bool{"keep": true, "kept": true, "keeping": true, "prevent": true, "prevented": true,
+	"preventing": true, "stop": true, "stopped": true, "stopping": true, "block": true, "blocked": true, "blocking": true}
+
+// hinderReach is how many terms may stand between a hindering verb and
+// its "from": the object, "particular packages".
+const hinderReach = 4
+
 // coverTerms is a text's words as coverage compares them: citation
 // marks removed, case folded, split at every character that is neither
 // a letter nor a digit, a plural "s" dropped from words of five letters
@@ -96,11 +108,17 @@ func profile(s string) coverProfile {
 	for _, n := range coverNumberRe.FindAllString(containMarkRe.ReplaceAllString(s, " "), -1) {
 		p.numbers[n] = true
 	}
-	deny := false
-	for _, w := range coverTerms(s) {
+	deny, hinder := false, 0
+	terms := coverTerms(s)
+	for i, w := range terms {
+		hinder--
 		switch {
-		case coverNegations[w]:
+		case coverNegations[w], w == "from" && hinder > 0 && i+1 < len(terms) && strings.HasSuffix(terms[i+1], "ing"):
 			p.negated, deny = true, true
+		case coverHinders[w]:
+			hinder = hinderReach + 1
+			p.content[w] = true
+			p.affirmed[stem(w)] = true
 		case strings.ContainsAny(w, "0123456789") || len(w) > 2 && !coverStop[w]:
 			p.content[w] = true
 			if deny {

@@ -193,3 +193,34 @@ func TestValueEndedSentenceVerified(t *testing.T) {
 		t.Fatalf("held %+v, left %+v; want the instruction covered and the paraphrase left to the model", held, rest)
 	}
 }
+
+// TestCoveredInHinderedVerb: "keep … from being pulled in" denies pulling
+// in as "wish not to pull in" does, so the seventeenth evaluation run's
+// dr-010 summary is covered by the passage it paraphrases; a sentence
+// that asserts the pulling is not, and "from" naming a source denies
+// nothing.
+func TestCoveredInHinderedVerb(t *testing.T) {
+	src := `If you wish not to pull in particular packages automatically by ”Recommends”, you must create the ”/etc/apt/preferences” file and explicitly list all those packages at the top of it as the following. Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2 Pin: version * Pin-Priority: -1`
+	for _, c := range []struct {
+		sentence string
+		want     bool
+	}{
+		{`To keep particular packages from being pulled in automatically through Recommends, you must create the "/etc/apt/preferences" file and explicitly list all those packages at the top of it as the following. Package: package-1 Pin: version * Pin-Priority: -1 Package: package-2 Pin: version * Pin-Priority: -1`, true},
+		{`To stop particular packages from pulling in others automatically by Recommends, you must create the "/etc/apt/preferences" file and explicitly list all those packages at the top of it as the following.`, true},
+		{`To have particular packages pulled in automatically through Recommends, you must create the "/etc/apt/preferences" file and explicitly list all those packages at the top of it as the following.`, false},
+	} {
+		if q, ok := CoveredIn(c.sentence, []string{src}); ok != c.want {
+			t.Errorf("%q: covered %v (%q), want %v", c.sentence, ok, q, c.want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"journald keeps messages from all services below /var/log/journal.":  false,
+		"Pinning keeps a package from being upgraded.":                       true,
+		"A firewall blocked the port from accepting connections yesterday.":  true,
+		"The file was kept from the previous release for the old installer.": false,
+	} {
+		if got := profile(s).negated; got != want {
+			t.Errorf("%q: negated %v, want %v", s, got, want)
+		}
+	}
+}

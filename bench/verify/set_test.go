@@ -12,7 +12,8 @@ import (
 // decide on the labelled set without a model: they must not support
 // more false pairs, or fewer true ones, than when they were measured
 // (docs/citations.md, "What the text must hold"). Before those rules:
-// 9 true and 9 false pairs supported.
+// 9 true and 9 false pairs supported; with them 13 and 6; with "keep …
+// from being pulled in" read as a negation, 14 and 6.
 func TestTextRulesOnLabelledSet(t *testing.T) {
 	set, err := loadSet("", "")
 	if err != nil {
@@ -36,8 +37,8 @@ func TestTextRulesOnLabelledSet(t *testing.T) {
 		}
 	}
 	t.Logf("true pairs supported by the text: %d %v; false: %d %v", len(trueHeld), trueHeld, len(falseHeld), falseHeld)
-	if len(trueHeld) < 13 {
-		t.Errorf("%d true pairs supported by the text, want at least 13", len(trueHeld))
+	if len(trueHeld) < 14 {
+		t.Errorf("%d true pairs supported by the text, want at least 14", len(trueHeld))
 	}
 	if len(falseHeld) > 6 {
 		t.Errorf("%d false pairs supported by the text, want at most 6", len(falseHeld))
