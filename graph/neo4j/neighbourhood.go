@@ -35,7 +35,10 @@ import (
 // The tasks of $ctids are those whose SUPPORTS side the walk cache holds
 // (walkcache.go): the hop reads only their task edges, and $alltids is
 // both lists, so that an edge between two wanted nodes is still kept from
-// one end only.
+// one end only. With $check the hop also answers whether those copies are
+// current, in rows of their own kind: the session's generation (GEN) and
+// each held task's SUPPORTS count from the node's degree (COUNT), so the
+// check costs no round trip of its own.
 const hopEdges = `MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
 MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON|SUPPORTS]-(m)
 WHERE startNode(r) = n OR NOT m.id IN $alltids
@@ -50,7 +53,25 @@ UNION ALL
 MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
 MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
 WHERE (startNode(r) = n OR NOT m.id IN $eids) AND NOT (type(r) = 'SUPPORTS' AND m.id IN $alltids)
-RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label, null AS shape`
+RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, r.weight AS weight, r.label AS label, null AS shape
+UNION ALL
+MATCH (s:Session {id: $sid}) WHERE $check
+RETURN null AS from, null AS to, '` + rowGen + `' AS kind, null AS weight, s.gen AS label, null AS shape
+UNION ALL
+MATCH (n:Task) USING INDEX n:Task(id) WHERE $check AND n.id IN $ctids AND n.session_id = $sid
+RETURN null AS from, n.id AS to, '` + rowCount + `' AS kind, COUNT { (n)<-[:SUPPORTS]-() } AS weight, null AS label, null AS shape`
+
+// The kinds of the hop's check rows (hopEdges).
+const (
+	rowGen   = "GEN"
+	rowCount = "COUNT"
+)
+
+// hopSupports reads the SUPPORTS side of tasks whose copy the hop found
+// stale, in the hop's row form (their task edges came with the hop).
+const hopSupports = `MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
+MATCH (n)<-[r:SUPPORTS]-(m)
+RETURN m.id AS from, n.id AS to, 'SUPPORTS' AS kind, null AS weight, null AS label, ` + hopShape + ` AS shape`
 
 // hopShape is an evidence endpoint's shape in a hop row, as shapeRows's.
 const hopShape = `m {.id, .session_id, embedding: coalesce(m.embedding_f32, m.embedding), .created_iter, .content_hash}`
@@ -70,10 +91,10 @@ func (s *Store) NeighbourhoodShape(ctx context.Context, sessionID string, ids []
 
 func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []string, shape bool, known func(string) bool) (graph.Neighbourhood, error) {
 	var out graph.Neighbourhood
-	var fill map[string]*walkEntry
+	var fills []*walkEntry
 	tids, eids := splitIDs(sessionID, ids)
 	err := s.read(ctx, "neighbourhood", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		out, fill = graph.Neighbourhood{}, nil
+		out, fills = graph.Neighbourhood{}, nil
 		if !shape {
 			if err := requireSession(ctx, tx, sessionID); err != nil {
 				return err
@@ -81,20 +102,18 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 		}
 		nt, ne := setOf(tids), setOf(eids)
 		r := hopRound{sid: sessionID, nt: nt, ne: ne, known: known}
-		var hits []*walkEntry
 		if shape {
 			r.shapes = map[string]graph.Evidence{}
-			var err error
-			if hits, r.fill, err = s.walkCheck(ctx, tx, sessionID, tids); err != nil {
-				return err
-			}
+			r.useCache(s.walk, tids)
 		}
 		var err error
-		if out.Edges, err = r.hop(ctx, tx, tids, hits, eids); err != nil {
+		if out.Edges, err = r.hop(ctx, tx, tids, eids); err != nil {
 			return err
 		}
-		out.Edges = r.useCached(out.Edges, hits)
-		fill = r.fill
+		if out.Edges, err = r.settle(ctx, tx, s.walk); err != nil {
+			return err
+		}
+		fills = r.fills(s.walk)
 		// A round whose nodes are all known skips the node queries, and
 		// evidence the hop brought its shape for is not read again.
 		tids, eids := keysOf(nt, known), keysOf(ne, r.has)
@@ -119,57 +138,24 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 	if err != nil {
 		return graph.Neighbourhood{}, err
 	}
-	for _, e := range fill {
+	for _, e := range fills {
 		s.walk.put(e)
 	}
 	graph.SortEdges(out.Edges)
 	return out, nil
 }
 
-// walkCounts is each wanted task's SUPPORTS count, from the node's degree
-// (no edge is read), with the session's generation.
-const walkCounts = `MATCH (s:Session {id: $sid})
-MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
-RETURN s.gen, n.id, COUNT { (n)<-[:SUPPORTS]-() }`
-
-// walkCheck sorts the wanted tasks by the walk cache: the copies that are
-// current (hits), and fresh entries for the tasks worth keeping that the
-// hop will read whole (fill, by task id). With the cache off, or no task
-// wanted, it asks nothing.
-func (s *Store) walkCheck(ctx context.Context, tx driver.ManagedTransaction, sid string, tids []string) ([]*walkEntry, map[string]*walkEntry, error) {
-	if s.walk.max <= 0 || len(tids) == 0 {
-		return nil, nil, nil
-	}
-	var hits []*walkEntry
-	fill := map[string]*walkEntry{}
-	err := each(ctx, tx, walkCounts, map[string]any{"sid": sid, "tids": tids}, func(rec *driver.Record) error {
-		gen, _ := rec.Values[0].(string)
-		id, _ := rec.Values[1].(string)
-		n, _ := rec.Values[2].(int64)
-		if e, ok := s.walk.get(id, gen, int(n)); ok {
-			hits = append(hits, e)
-		} else if s.walk.worth(gen, int(n)) {
-			fill[id] = &walkEntry{sid: sid, task: id, gen: gen}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("walk cache check: %w", err)
-	}
-	return hits, fill, nil
-}
-
-// hopRound is one hop's reading: the endpoint ids it adds to nt (tasks)
-// and ne (evidence), and, in a shape read (shapes not nil), the shapes of
-// the evidence endpoints the walk does not know. fill holds the walk cache
-// entries the hop fills, by task id: every SUPPORTS edge into the task and
-// its shape, known to the walk or not.
+// hopRound is one hop's reading: the edges, the endpoint ids it adds to
+// nt (tasks) and ne (evidence), and, in a shape read (shapes not nil), the
+// shapes of the evidence endpoints the walk does not know. The walk cache's
+// part (walkcache.go) is in walkRound.
 type hopRound struct {
 	sid    string
 	nt, ne map[string]bool
 	known  func(string) bool
 	shapes map[string]graph.Evidence
-	fill   map[string]*walkEntry
+	edges  []graph.Edge
+	walkRound
 }
 
 // has says whether the walk knows id or this round brought its shape.
@@ -182,36 +168,42 @@ func (r *hopRound) has(id string) bool {
 
 // hop reads the edges incident to the wanted tasks and evidence, adds
 // their other endpoints to nt and ne, and keeps the shapes the rows carry.
-// Of the tasks the walk cache holds (hits) it reads the task edges only.
-func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids []string, hits []*walkEntry, eids []string) ([]graph.Edge, error) {
-	var edges []graph.Edge
-	shape := r.shapes != nil
-	all, whole, cached := tids, tids, []string{}
-	if len(hits) > 0 {
-		held := make(map[string]bool, len(hits))
-		for _, h := range hits {
-			held[h.task] = true
-			cached = append(cached, h.task)
+// Of the tasks the walk cache holds it reads the task edges only.
+func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, eids []string) ([]graph.Edge, error) {
+	whole, held := tids, []string{}
+	if len(r.held) > 0 {
+		whole = slices.DeleteFunc(slices.Clone(tids), func(id string) bool { return r.held[id] != nil })
+		for id := range r.held {
+			held = append(held, id)
 		}
-		whole = slices.DeleteFunc(slices.Clone(tids), func(id string) bool { return held[id] })
 	}
-	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": cached, "alltids": all, "eids": eids, "shapes": shape}
-	err := each(ctx, tx, hopEdges, p, func(rec *driver.Record) error {
-		e := graph.Edge{}
-		e.From, _ = rec.Values[0].(string)
-		e.To, _ = rec.Values[1].(string)
-		k, _ := rec.Values[2].(string)
-		e.Kind = graph.EdgeKind(k)
-		if !shape || e.Kind != graph.SimilarTo {
-			e.Weight, _ = rec.Values[3].(float64)
-			e.Label, _ = rec.Values[4].(string)
-		}
-		edges = append(edges, e)
-		r.note(e.From)
-		r.note(e.To)
-		return r.keepShape(e, rec.Values[5])
-	})
-	return edges, err
+	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": held, "alltids": tids, "eids": eids, "shapes": r.shapes != nil, "check": r.check}
+	err := each(ctx, tx, hopEdges, p, r.row)
+	return r.edges, err
+}
+
+// row takes one row of hopEdges or hopSupports.
+func (r *hopRound) row(rec *driver.Record) error {
+	k, _ := rec.Values[2].(string)
+	if k == rowGen || k == rowCount {
+		return r.checkRow(k, rec)
+	}
+	e := graph.Edge{Kind: graph.EdgeKind(k)}
+	e.From, _ = rec.Values[0].(string)
+	e.To, _ = rec.Values[1].(string)
+	if r.shapes == nil || e.Kind != graph.SimilarTo {
+		e.Weight, _ = rec.Values[3].(float64)
+		e.Label, _ = rec.Values[4].(string)
+	}
+	r.edges = append(r.edges, e)
+	r.note(e.From)
+	r.note(e.To)
+	m, ok := rec.Values[5].(map[string]any)
+	if !ok || r.shapes == nil {
+		return nil
+	}
+	r.capture(e, m)
+	return r.keepShape(m)
 }
 
 // note adds an edge's endpoint to the round's tasks or evidence.
@@ -223,47 +215,18 @@ func (r *hopRound) note(id string) {
 	}
 }
 
-// keepShape keeps a row's evidence shape, once, unless the walk knows it,
-// and adds the edge with its shape to the walk cache entry it fills.
-func (r *hopRound) keepShape(e graph.Edge, v any) error {
-	m, ok := v.(map[string]any)
-	if !ok || r.shapes == nil {
-		return nil
-	}
-	var ent *walkEntry
-	if e.Kind == graph.Supports {
-		ent = r.fill[e.To]
-	}
+// keepShape keeps a row's evidence shape, once, unless the walk knows it.
+func (r *hopRound) keepShape(m map[string]any) error {
 	id, _ := m["id"].(string)
-	if ent == nil && r.has(id) {
+	if r.has(id) {
 		return nil
 	}
-	sh, err := evidenceShape(m)
+	e, err := evidenceShape(m)
 	if err != nil {
 		return err
 	}
-	if ent != nil {
-		ent.edges, ent.shapes = append(ent.edges, e), append(ent.shapes, sh)
-	}
-	if !r.has(id) {
-		r.shapes[id] = sh
-	}
+	r.shapes[id] = e
 	return nil
-}
-
-// useCached adds the held tasks' SUPPORTS edges to the round's, and the
-// shapes of their evidence that the walk does not know.
-func (r *hopRound) useCached(edges []graph.Edge, hits []*walkEntry) []graph.Edge {
-	for _, h := range hits {
-		edges = append(edges, h.edges...)
-		for i, e := range h.edges {
-			r.ne[e.From] = true
-			if !r.has(e.From) {
-				r.shapes[e.From] = h.shapes[i]
-			}
-		}
-	}
-	return edges
 }
 
 // shapeNodes is a walk round's node read, tasks and evidence shapes in one

@@ -2,7 +2,11 @@ package neo4j
 
 import (
 	"container/list"
+	"context"
+	"fmt"
 	"sync"
+
+	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/lethe-research/lethe/graph"
 )
@@ -69,20 +73,38 @@ func newWalkCache(maxBytes int64) *walkCache {
 	return &walkCache{max: maxBytes, order: list.New(), byID: map[string]*list.Element{}}
 }
 
-// get returns the task's copy when it was read in generation gen with n
-// SUPPORTS edges.
-func (c *walkCache) get(task, gen string, n int) (*walkEntry, bool) {
+// lookup returns the task's copy, current or not (current says).
+func (c *walkCache) lookup(task string) *walkEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byID[task]
-	if !ok {
+	if el, ok := c.byID[task]; ok {
+		return el.Value.(*walkEntry)
+	}
+	return nil
+}
+
+// current says whether e is the task's SUPPORTS side in a session of
+// generation gen whose task has n SUPPORTS edges.
+func (e *walkEntry) current(gen string, n int) bool {
+	return e != nil && gen != "" && e.gen == gen && len(e.edges) == n
+}
+
+// touch marks the task's copy as just used.
+func (c *walkCache) touch(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[task]; ok {
+		c.order.MoveToFront(el)
+	}
+}
+
+// get returns the task's copy when it is current (and marks it used).
+func (c *walkCache) get(task, gen string, n int) (*walkEntry, bool) {
+	e := c.lookup(task)
+	if !e.current(gen, n) {
 		return nil, false
 	}
-	e := el.Value.(*walkEntry)
-	if e.gen != gen || len(e.edges) != n {
-		return nil, false
-	}
-	c.order.MoveToFront(el)
+	c.touch(task)
 	return e, true
 }
 
@@ -142,4 +164,114 @@ func (c *walkCache) held() (tasks, items int, bytes int64) {
 		items += len(el.Value.(*walkEntry).edges)
 	}
 	return c.order.Len(), items, c.bytes
+}
+
+// walkRound is the walk cache's part of one shape read (hopRound): the
+// copies of wanted tasks it holds (not yet checked), what the hop said of
+// them (check rows: the session's generation, each held task's count),
+// and the SUPPORTS rows of the tasks read whole, for new copies.
+type walkRound struct {
+	check  bool
+	held   map[string]*walkEntry
+	gen    string
+	counts map[string]int
+	rows   map[string][]walkRow
+}
+
+// walkRow is one SUPPORTS row of a task read whole, its shape as the hop
+// returned it (decoded only if the task is kept).
+type walkRow struct {
+	e     graph.Edge
+	shape map[string]any
+}
+
+// useCache turns the cache on for this round: the copies of the wanted
+// tasks are looked up, to be checked by the hop's own rows.
+func (r *hopRound) useCache(c *walkCache, tids []string) {
+	if c.max <= 0 {
+		return
+	}
+	r.check, r.held, r.counts, r.rows = true, map[string]*walkEntry{}, map[string]int{}, map[string][]walkRow{}
+	for _, id := range tids {
+		if e := c.lookup(id); e != nil {
+			r.held[id] = e
+		}
+	}
+}
+
+// checkRow takes a check row of the hop (rowGen or rowCount).
+func (r *hopRound) checkRow(kind string, rec *driver.Record) error {
+	if kind == rowGen {
+		r.gen, _ = rec.Values[4].(string)
+		return nil
+	}
+	id, _ := rec.Values[1].(string)
+	n, ok := rec.Values[3].(int64)
+	if !ok {
+		return fmt.Errorf("walk cache check of %s: count is %T", id, rec.Values[3])
+	}
+	r.counts[id] = int(n)
+	return nil
+}
+
+// capture keeps a SUPPORTS row of a wanted task read whole, for a copy.
+func (r *hopRound) capture(e graph.Edge, shape map[string]any) {
+	if r.check && e.Kind == graph.Supports && r.nt[e.To] && r.held[e.To] == nil {
+		r.rows[e.To] = append(r.rows[e.To], walkRow{e, shape})
+	}
+}
+
+// settle uses the held copies the hop found current, and reads the
+// SUPPORTS side of the stale ones whole (one statement, only when a copy
+// is stale), so that they are kept again.
+func (r *hopRound) settle(ctx context.Context, tx driver.ManagedTransaction, c *walkCache) ([]graph.Edge, error) {
+	var stale []string
+	for id, e := range r.held {
+		if !e.current(r.gen, r.counts[id]) {
+			stale = append(stale, id)
+			delete(r.held, id)
+			continue
+		}
+		c.touch(id)
+		r.edges = append(r.edges, e.edges...)
+		for i, x := range e.edges {
+			r.ne[x.From] = true
+			if !r.has(x.From) {
+				r.shapes[x.From] = e.shapes[i]
+			}
+		}
+	}
+	if len(stale) == 0 {
+		return r.edges, nil
+	}
+	err := each(ctx, tx, hopSupports, map[string]any{"sid": r.sid, "tids": stale}, r.row)
+	return r.edges, err
+}
+
+// fills are the new copies of the tasks this round read whole that are
+// worth keeping, their shapes decoded from the rows (or taken from the
+// round's, decoded already).
+func (r *hopRound) fills(c *walkCache) []*walkEntry {
+	var out []*walkEntry
+	for task, rows := range r.rows {
+		if !c.worth(r.gen, len(rows)) {
+			continue
+		}
+		e := &walkEntry{sid: r.sid, task: task, gen: r.gen, edges: make([]graph.Edge, 0, len(rows)), shapes: make([]graph.Evidence, 0, len(rows))}
+		for _, row := range rows {
+			sh, ok := r.shapes[row.e.From]
+			if !ok {
+				var err error
+				if sh, err = evidenceShape(row.shape); err != nil {
+					e = nil // a shape the round could not decode: no copy
+					break
+				}
+			}
+			e.edges, e.shapes = append(e.edges, row.e), append(e.shapes, sh)
+		}
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
