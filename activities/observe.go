@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
@@ -109,27 +110,23 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 }
 
 // observedTasks are the focused task and the other ACTIVE ones, in Tasks
-// order: the only tasks the state embedding reads. The outline (no texts,
-// no vectors) picks them and only they are read whole; Store.Tasks was
-// every task's embeddings, every iteration.
+// order: the only tasks the state embedding reads. Store.Tasks was every
+// task's embeddings, every iteration; the outline that replaced it was a
+// row per task; the ACTIVE ones come from the status index.
 func (a *Activities) observedTasks(ctx context.Context, sid, focus string) ([]graph.Task, error) {
-	outline, err := a.Store.TaskOutline(ctx, sid)
+	tasks, err := a.Store.TasksWithStatus(ctx, sid, graph.Active)
 	if err != nil {
-		return nil, fmt.Errorf("observe task outline: %w", err)
+		return nil, fmt.Errorf("observe active tasks: %w", err)
 	}
-	var ids []string
-	for _, t := range outline {
-		if t.ShortID == focus || t.Status == graph.Active {
-			ids = append(ids, t.ShortID)
-		}
+	if focus == "" || slices.ContainsFunc(tasks, func(t graph.Task) bool { return t.ShortID == focus }) {
+		return tasks, nil
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	tasks, err := a.Store.TasksByIDs(ctx, sid, ids)
+	f, err := a.Store.TasksByIDs(ctx, sid, []string{focus})
 	if err != nil {
-		return nil, fmt.Errorf("observe tasks: %w", err)
+		return nil, fmt.Errorf("observe focus task: %w", err)
 	}
+	tasks = append(tasks, f...)
+	graph.SortTasks(tasks)
 	return tasks, nil
 }
 

@@ -23,9 +23,11 @@ func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadState
 	if err != nil {
 		return ReadStateResult{}, fmt.Errorf("read view session: %w", err)
 	}
-	outline, err := a.Store.TaskOutline(ctx, in.SessionID)
+	// The counts by status, not the outline: the view shows no task of
+	// the tree but the ready ones, and the outline is a row per task.
+	counts, err := a.Store.TaskStatusCounts(ctx, in.SessionID)
 	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view task outline: %w", err)
+		return ReadStateResult{}, fmt.Errorf("read view task status counts: %w", err)
 	}
 	readySet, err := a.Store.ReadySet(ctx, in.SessionID)
 	if err != nil {
@@ -42,12 +44,10 @@ func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadState
 		return ReadStateResult{}, err
 	}
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
-	out := ReadStateResult{Evidence: total, GapGoalCos: algebra.Cosine(prev.Gap, goal), Counts: map[string]int{}}
-	for _, t := range outline {
-		out.Counts[string(t.Status)]++
-		if t.ShortID == graph.RootShortID {
-			out.RootDone = t.Status == graph.Done
-		}
+	out := ReadStateResult{Evidence: total, GapGoalCos: algebra.Cosine(prev.Gap, goal), Counts: map[string]int{},
+		RootDone: counts.Root == graph.Done}
+	for st, n := range counts.Count {
+		out.Counts[string(st)] = n
 	}
 	var ready []contract.ReadyTask
 	for _, t := range readySet {

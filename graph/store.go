@@ -274,6 +274,15 @@ type Store interface {
 	// Parent and DependsOn filled; ids that name no task of the session are
 	// skipped (callers probe for free ids with it).
 	TasksByIDs(ctx context.Context, sessionID string, shortIDs []string) ([]Task, error)
+	// TaskStatusCounts returns how many tasks of the session have each
+	// status (a status no task has is absent) and the root task's status:
+	// what the loop's view shows of the tree. On Neo4j the counts come
+	// from the (session_id, status) index, without a row per task; the
+	// outline's rows grow with the tree (5,000 tasks in a long session).
+	TaskStatusCounts(ctx context.Context, sessionID string) (StatusCounts, error)
+	// TasksWithStatus returns the session's tasks that have the status,
+	// in Tasks order, with Parent and DependsOn filled.
+	TasksWithStatus(ctx context.Context, sessionID string, status Status) ([]Task, error)
 	// SetStatusWhere moves every task whose status is in from to `to` in
 	// one write and returns how many moved. from must be non-empty and must
 	// not hold FAILED (FAILED tasks are immutable: ErrImmutable).
@@ -340,6 +349,12 @@ type Neighbourhood struct {
 	Tasks    []Task
 	Evidence []Evidence
 	Edges    []Edge
+}
+
+// StatusCounts is Store.TaskStatusCounts' answer.
+type StatusCounts struct {
+	Count map[Status]int
+	Root  Status
 }
 
 // TaskNode is one row of Store.TaskOutline (lane fullreads): a task

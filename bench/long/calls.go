@@ -252,3 +252,11 @@ func (c *callTimer) SetResultEmbedding(ctx context.Context, sid, short string, e
 func (c *callTimer) FetchedSources(ctx context.Context, sid string, urls []string) (map[string]bool, error) {
 	return timed(c, "FetchedSources", func() (map[string]bool, error) { return c.Store.FetchedSources(ctx, sid, urls) })
 }
+
+func (c *callTimer) TaskStatusCounts(ctx context.Context, sid string) (graph.StatusCounts, error) {
+	return timed(c, "TaskStatusCounts", func() (graph.StatusCounts, error) { return c.Store.TaskStatusCounts(ctx, sid) })
+}
+
+func (c *callTimer) TasksWithStatus(ctx context.Context, sid string, st graph.Status) ([]graph.Task, error) {
+	return timed(c, "TasksWithStatus", func() ([]graph.Task, error) { return c.Store.TasksWithStatus(ctx, sid, st) })
+}

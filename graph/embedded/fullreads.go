@@ -188,3 +188,57 @@ func evidenceOf(sb *bolt.Bucket, sid string, tasks []string) ([]graph.Evidence, 
 	graph.SortEvidence(out)
 	return out, nil
 }
+
+// TaskStatusCounts counts the session's tasks by status (see graph.Store),
+// from the task cache's outline.
+func (s *Store) TaskStatusCounts(ctx context.Context, sessionID string) (graph.StatusCounts, error) {
+	out := graph.StatusCounts{Count: map[graph.Status]int{}}
+	err := s.view(ctx, "task status counts", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		outline, err := s.tasks.outline(sb, sessionID)
+		for _, t := range outline {
+			out.Count[t.Status]++
+			if t.ShortID == graph.RootShortID {
+				out.Root = t.Status
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return graph.StatusCounts{}, err
+	}
+	return out, nil
+}
+
+// TasksWithStatus returns the session's tasks of one status (see
+// graph.Store).
+func (s *Store) TasksWithStatus(ctx context.Context, sessionID string, status graph.Status) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.view(ctx, "tasks with status", func(tx *bolt.Tx) error {
+		sb, err := session(tx, sessionID)
+		if err != nil {
+			return err
+		}
+		outline, err := s.tasks.outline(sb, sessionID)
+		if err != nil {
+			return err
+		}
+		want := map[string]bool{}
+		for _, t := range outline {
+			if t.Status == status {
+				want[t.ShortID] = true
+			}
+		}
+		if len(want) > 0 {
+			out, err = s.tasks.byIDs(sb, sessionID, want)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -245,3 +245,52 @@ func testSyncGuardFallsBack(t *testing.T, s graph.Store) {
 		sameSimilar(t, s, w, inc, full)
 	}
 }
+
+// testStatusReads: TaskStatusCounts is Tasks counted by status, with the
+// root's status; TasksWithStatus is Tasks filtered to one status, in the
+// same order. Both after the statuses move, and without the other
+// session's tasks.
+func testStatusReads(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	sid, _ := fullReadsSession(t, s)
+	check := func(step string) {
+		t.Helper()
+		all, err := s.Tasks(ctx, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := graph.StatusCounts{Count: map[graph.Status]int{}}
+		byStatus := map[graph.Status][]graph.Task{}
+		for _, tk := range all {
+			want.Count[tk.Status]++
+			byStatus[tk.Status] = append(byStatus[tk.Status], tk)
+			if tk.ShortID == graph.RootShortID {
+				want.Root = tk.Status
+			}
+		}
+		got, err := s.TaskStatusCounts(ctx, sid)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: status counts %+v (%v), want %+v", step, got, err, want)
+		}
+		for _, st := range []graph.Status{graph.Pending, graph.Active, graph.Done, graph.Failed} {
+			tasks, err := s.TasksWithStatus(ctx, sid, st)
+			if err != nil || !reflect.DeepEqual(tasks, byStatus[st]) {
+				t.Fatalf("%s: tasks with status %s\n got %+v (%v)\nwant %+v", step, st, tasks, err, byStatus[st])
+			}
+		}
+	}
+	check("as written")
+	setStatus(t, s, sid, "b", graph.Active)
+	setStatus(t, s, sid, "a1", graph.Active)
+	check("two active")
+	setStatus(t, s, sid, graph.RootShortID, graph.Done)
+	check("root done")
+	for _, err := range []error{
+		second(s.TaskStatusCounts(ctx, "gt-missing-session")),
+		second(s.TasksWithStatus(ctx, "gt-missing-session", graph.Active)),
+	} {
+		if !errors.Is(err, graph.ErrNotFound) {
+			t.Errorf("missing session: %v, want ErrNotFound", err)
+		}
+	}
+}

@@ -91,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Evidence/CountsPerTask", testEvidenceCounts},
 		// Lane fullreads (#14).
 		{"Tasks/OutlineAndByIDs", testTaskOutline},
+		{"Tasks/StatusCountsAndWithStatus", testStatusReads},
 		{"Status/SetStatusWhere", testSetStatusWhere},
 		{"Tasks/SetResultEmbeddings", testSetResultEmbeddings},
 		{"Evidence/OfTasks", testEvidenceOfTasks},

@@ -152,3 +152,60 @@ func (s *Store) EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs 
 WITH DISTINCT e`, map[string]any{"ids": ids},
 		func(context.Context, driver.ManagedTransaction) error { return nil })
 }
+
+// statusCounts are the session's tasks counted by status on the
+// (session_id, status) index, and the root's status: a session always has
+// its root, so no root row means no session.
+const statusCounts = `MATCH (r:Task {id: $root}) WHERE r.session_id = $sid RETURN r.status AS status, -1 AS n
+UNION ALL
+MATCH (t:Task {session_id: $sid}) RETURN t.status AS status, count(*) AS n`
+
+// TaskStatusCounts counts the session's tasks by status (see graph.Store).
+func (s *Store) TaskStatusCounts(ctx context.Context, sessionID string) (graph.StatusCounts, error) {
+	var out graph.StatusCounts
+	if err := checkSessionID(sessionID); err != nil {
+		return out, err
+	}
+	err := s.read(ctx, "task status counts", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		out = graph.StatusCounts{Count: map[graph.Status]int{}}
+		root := false
+		p := map[string]any{"sid": sessionID, "root": graph.TaskID(sessionID, graph.RootShortID)}
+		err := each(ctx, tx, statusCounts, p, func(r *driver.Record) error {
+			st, _ := r.Values[0].(string)
+			n, _ := r.Values[1].(int64)
+			if n < 0 {
+				out.Root, root = graph.Status(st), true
+			} else if n > 0 {
+				out.Count[graph.Status(st)] = int(n)
+			}
+			return nil
+		})
+		if err == nil && !root {
+			err = fmt.Errorf("session %q: %w", sessionID, graph.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return graph.StatusCounts{}, err
+	}
+	return out, nil
+}
+
+// TasksWithStatus reads the session's tasks of one status through the
+// (session_id, status) index (see graph.Store).
+func (s *Store) TasksWithStatus(ctx context.Context, sessionID string, status graph.Status) ([]graph.Task, error) {
+	var out []graph.Task
+	err := s.read(ctx, "tasks with status", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		if err := requireSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		var err error
+		out, err = loadTasks(ctx, tx, "MATCH (t:Task {session_id: $sid, status: $status})",
+			map[string]any{"sid": sessionID, "status": string(status)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
