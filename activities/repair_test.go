@@ -61,3 +61,27 @@ func TestSummaryDropsInventedLink(t *testing.T) {
 		t.Errorf("summary %q %v", sum.Markdown, err)
 	}
 }
+
+// TestSummaryWithoutWordsDropped: a summary answer with no words, only
+// numbers and marks (the eighteenth evaluation run's dr-036 summary was
+// "2 4", what the 1.5B model left of "2 to 4 sentences"), gives the report
+// no summary; a short one with words stays.
+func TestSummaryWithoutWordsDropped(t *testing.T) {
+	for reply, want := range map[string]string{
+		"2 4 [1].":       "",
+		"2 to 4. [1]":    "",
+		"Run xeyes [1].": "Run xeyes [1].",
+	} {
+		script := llmtest.Script{Rules: []llmtest.Rule{{Name: "summary", Match: []string{`^Summarize this report`}, Reply: reply}}}
+		env, store, _, _ := newScriptedEnv(t, t.TempDir(), nil, script)
+		collectedSummarySession(t, env, store, "words")
+		v, err := env.ExecuteActivity(acts.Summarize, activities.SummarizeInput{SessionID: "words", Goal: summaryGoal, Report: "## POP3\n\nA POP3 client [1]."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum activities.ComposeResult
+		if err := v.Get(&sum); err != nil || sum.Markdown != want || (want == "") != (len(sum.Cited) == 0) {
+			t.Errorf("answer %q: summary %q (cited %v, %v), want %q", reply, sum.Markdown, sum.Cited, err, want)
+		}
+	}
+}

@@ -573,8 +573,38 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (ComposeR
 		logger(ctx, in.SessionID).Info("summary citations placed by their facts", "placed", placed)
 	}
 	res.Markdown = firstSentences(dropPromptTalk(dropRepeats(para)), summaryMaxSentences)
+	if n := proseWords(res.Markdown); n < summaryMinWords {
+		// The eighteenth evaluation run's dr-036 summary was "2 4": what
+		// the model left of the reminder's "2 to 4 sentences". No summary
+		// says less than a wrong one.
+		logger(ctx, in.SessionID).Warn("summary answer has no words; the report has none", "words", n, "answer", truncate(text, 200))
+		res.Markdown = ""
+		return res, nil
+	}
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
+}
+
+// summaryMinWords is the fewest words a summary has ("Run xeyes [1]."):
+// fewer is not an answer.
+const summaryMinWords = 2
+
+// proseWords counts md's words of two letters or more, citation marks
+// left out: numbers and marks alone say nothing.
+func proseWords(md string) int {
+	n := 0
+	for _, f := range strings.Fields(containMarkRe.ReplaceAllString(md, " ")) {
+		letters := 0
+		for _, r := range f {
+			if unicode.IsLetter(r) {
+				letters++
+			}
+		}
+		if letters >= 2 {
+			n++
+		}
+	}
+	return n
 }
 
 // summaryMaxSentences is the longest summary kept, as summaryReminder
