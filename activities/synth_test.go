@@ -318,3 +318,42 @@ func TestDropPromptTalk(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractFactsListLead is the corpus passage of dr-029 as the
+// eighteenth evaluation run stored it: a list item picked as a fact takes
+// the sentence that opens its list, with the code line between, so the
+// fact names what the item speaks of (xeyes); the fact stays one span of
+// its source; a lead too long, or used by another fact already, is left.
+func TestExtractFactsListLead(t *testing.T) {
+	ev := map[int]string{1: "This situation was the background of creating Wayland as a local-only GUI communication protocol.\n\n" +
+		"Using the xeyes program started from the GNOME terminal, you can check GUI communication protocol used by each GUI application.\n\n" +
+		"```\n $ xeyes\n```\n\n" +
+		"- If the mouse cursor is on an application such as \"GNOME terminal\" which uses Wayland display server protocol, eyes don't move with the mouse cursor.\n" +
+		"- If the mouse cursor is on an application such as \"xterm\" which uses X Window System core protocol, eyes move with the mouse cursor exposing not-so-isolated nature of X Window architecture.\n"}
+	focus := "Which small program, started from a GNOME terminal, shows whether an application uses the Wayland protocol or the X Window System core protocol?"
+	fs := ExtractFacts(focus, ev, FactOptions{K: 1, MaxChars: 400, Follow: 0})
+	if len(fs) != 1 || !strings.HasPrefix(fs[0].Text, "- If the mouse") && !strings.Contains(fs[0].Text, "- If the mouse") {
+		t.Fatalf("the test no longer picks a list item: %v", fs)
+	}
+	if !strings.HasPrefix(fs[0].Text, "Using the xeyes program") || !strings.Contains(fs[0].Text, "`$ xeyes`") {
+		t.Errorf("the item's fact has no lead: %q", fs[0].Text)
+	}
+	if _, ok := ContainedIn(fs[0].Text, []string{NormalizeContain(ev[1])}); !ok {
+		t.Errorf("fact %q is not one span of its source", fs[0].Text)
+	}
+	// Two facts: the lead is not repeated in the second.
+	fs = ExtractFacts(focus, ev, FactOptions{K: 2, MaxChars: 400})
+	n := 0
+	for _, f := range fs {
+		n += strings.Count(f.Text, "Using the xeyes program")
+	}
+	if n != 1 {
+		t.Errorf("the lead stands %d times in %v", n, fs)
+	}
+	// A lead that would take the fact past twice MaxChars is left out.
+	for _, f := range ExtractFacts(focus, ev, FactOptions{K: 1, MaxChars: 120}) {
+		if strings.Contains(f.Text, "Using the xeyes") {
+			t.Errorf("a lead past the bound joined: %q", f.Text)
+		}
+	}
+}
