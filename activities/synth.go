@@ -47,6 +47,9 @@ type FactOptions struct {
 	// scoring before BM25: sentences that restate the question win. Kept
 	// as the baseline of bench/retrieval -facts.
 	Overlap bool
+	// NoLead picks list items without the sentence that opens their list
+	// (leadOf), as before it; kept as a baseline of bench/retrieval -facts.
+	NoLead bool
 }
 
 // BM25's constants for sentences as documents (Robertson and Zaragoza
@@ -318,7 +321,7 @@ func followOn(pieces []piece, i int, o FactOptions, used map[int]bool) string {
 // check GUI communication protocol used by each GUI application.", and
 // never named xeyes, the answer.
 func leadOf(pieces []piece, i int, o FactOptions, used map[int]bool) string {
-	if !listMarkRe.MatchString(pieces[i].text) {
+	if o.NoLead || !listMarkRe.MatchString(pieces[i].text) {
 		return ""
 	}
 	for j := i - 1; j >= 0 && j >= i-leadMax && pieces[j].n == pieces[i].n; j-- {

@@ -20,8 +20,8 @@ type factVariant struct {
 // factVariants are the scorings compared by -facts: word overlap (the
 // selection before BM25), BM25 alone, and BM25 with one to three following
 // sentences, each picking assembly.section_facts facts of at most 400
-// characters, as a session's section does; and, for the prompt's size,
-// ten facts.
+// characters, as a session's section does; the default without a list
+// item's lead (leadOf); and, for the prompt's size, ten facts.
 func factVariants() []factVariant {
 	k := config.Defaults().Assembly.SectionFacts
 	return []factVariant{
@@ -30,6 +30,7 @@ func factVariants() []factVariant {
 		{"bm25+1", activities.FactOptions{K: k, MaxChars: 400, Follow: 1}},
 		{"bm25+2", activities.FactOptions{K: k, MaxChars: 400, Follow: 2}},
 		{"bm25+3", activities.FactOptions{K: k, MaxChars: 400, Follow: 3}},
+		{"bm25+3 no lead", activities.FactOptions{K: k, MaxChars: 400, Follow: 3, NoLead: true}},
 		{"bm25+1 k10", activities.FactOptions{K: 10, MaxChars: 400, Follow: 1}},
 		{"bm25+2 k10", activities.FactOptions{K: 10, MaxChars: 400, Follow: 2}},
 		{"overlap k10", activities.FactOptions{K: 10, MaxChars: 400, Overlap: true}},
