@@ -4,7 +4,9 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -40,11 +42,14 @@ const walkCacheMin = 256
 // used task dropped first. It is safe for concurrent use; max ≤ 0 keeps
 // nothing.
 type walkCache struct {
-	mu    sync.Mutex
-	max   int64
-	bytes int64
-	order *list.List               // of *walkEntry, most recently used first
-	byID  map[string]*list.Element // task id -> its element
+	// hits, caught and reread count the copies used as they were, brought
+	// up to date, and read again whole (for the tests and the log).
+	hits, caught, reread atomic.Int64
+	mu                   sync.Mutex
+	max                  int64
+	bytes                int64
+	order                *list.List               // of *walkEntry, most recently used first
+	byID                 map[string]*list.Element // task id -> its element
 }
 
 // walkEntry is one task's SUPPORTS side: edges[i] runs from shapes[i].
@@ -176,6 +181,7 @@ type walkRound struct {
 	gen    string
 	counts map[string]int
 	rows   map[string][]walkRow
+	caught []*walkEntry // copies brought up to date (catchUp), to keep
 }
 
 // walkRow is one SUPPORTS row of a task read whole, its shape as the hop
@@ -221,38 +227,147 @@ func (r *hopRound) capture(e graph.Edge, shape map[string]any) {
 	}
 }
 
-// settle uses the held copies the hop found current, and reads the
-// SUPPORTS side of the stale ones whole (one statement, only when a copy
-// is stale), so that they are kept again.
+// settle uses the held copies the hop found current; a copy that is short
+// of items only (same generation, more SUPPORTS edges now) is brought up
+// to date from the items created since its newest one (hopDelta), when
+// those make up the whole difference; the other stale copies are read
+// whole (hopSupports). Each takes one statement, only when needed.
 func (r *hopRound) settle(ctx context.Context, tx driver.ManagedTransaction, c *walkCache) ([]graph.Edge, error) {
 	var stale []string
+	var short []*walkEntry
 	for id, e := range r.held {
-		if !e.current(r.gen, r.counts[id]) {
+		n := r.counts[id]
+		switch {
+		case e.current(r.gen, n):
+			c.touch(id)
+			c.hits.Add(1)
+			r.use(e)
+		case r.gen != "" && e.gen == r.gen && n > len(e.edges):
+			short = append(short, e)
+		default:
 			stale = append(stale, id)
-			delete(r.held, id)
-			continue
 		}
-		c.touch(id)
-		r.edges = append(r.edges, e.edges...)
-		for i, x := range e.edges {
-			r.ne[x.From] = true
-			if !r.has(x.From) {
-				r.shapes[x.From] = e.shapes[i]
-			}
+		delete(r.held, id)
+	}
+	if len(short) > 0 {
+		more, err := r.catchUp(ctx, tx, short)
+		if err != nil {
+			return nil, err
 		}
+		c.caught.Add(int64(len(short) - len(more)))
+		stale = append(stale, more...)
 	}
 	if len(stale) == 0 {
 		return r.edges, nil
 	}
+	c.reread.Add(int64(len(stale)))
 	err := each(ctx, tx, hopSupports, map[string]any{"sid": r.sid, "tids": stale}, r.row)
 	return r.edges, err
+}
+
+// use adds a current copy's SUPPORTS edges to the round's, and the shapes
+// of their evidence that the walk does not know.
+func (r *hopRound) use(e *walkEntry) {
+	r.edges = append(r.edges, e.edges...)
+	for i, x := range e.edges {
+		r.ne[x.From] = true
+		if !r.has(x.From) {
+			r.shapes[x.From] = e.shapes[i]
+		}
+	}
+}
+
+// hopDelta reads, per task, the SUPPORTS edges from items created at or
+// after the iteration of the copy's newest item (the (session_id,
+// created_iter) index), at most walkDeltaMax items per task: a task that
+// gained a page since the walk last read it gets that page, not its
+// thousands of items again.
+const hopDelta = `UNWIND $rows AS row
+CALL {
+  WITH row
+  MATCH (m:Evidence) USING INDEX m:Evidence(session_id, created_iter)
+  WHERE m.session_id = $sid AND m.created_iter >= row.iter
+  WITH m, row LIMIT $limit
+  MATCH (m)-[:SUPPORTS]->(n:Task {id: row.tid})
+  RETURN m, n
+}
+RETURN m.id AS from, n.id AS to, 'SUPPORTS' AS kind, null AS weight, null AS label, ` + hopShape + ` AS shape`
+
+// walkDeltaMax is the most items hopDelta reads per task: a few pages of
+// research; past it the task is read whole anyway.
+const walkDeltaMax = 2048
+
+// catchUp brings the short copies up to date (see settle): the items
+// hopDelta finds that a copy lacks are added when, with them, the copy
+// has as many edges as the task (SUPPORTS edges are only added, so the
+// copy and the new ones are then all of them); the tasks where they do
+// not (an older item linked to the task, an item stamped late, more new
+// items than the delta reads) are returned to be read whole.
+func (r *hopRound) catchUp(ctx context.Context, tx driver.ManagedTransaction, short []*walkEntry) ([]string, error) {
+	rows := make([]any, len(short))
+	for i, e := range short {
+		rows[i] = map[string]any{"tid": e.task, "iter": int64(e.newest())}
+	}
+	found := map[string][]walkRow{}
+	err := each(ctx, tx, hopDelta, map[string]any{"sid": r.sid, "rows": rows, "limit": int64(walkDeltaMax)}, func(rec *driver.Record) error {
+		e := graph.Edge{Kind: graph.Supports}
+		e.From, _ = rec.Values[0].(string)
+		e.To, _ = rec.Values[1].(string)
+		m, _ := rec.Values[5].(map[string]any)
+		found[e.To] = append(found[e.To], walkRow{e, m})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk cache delta: %w", err)
+	}
+	var whole []string
+	for _, old := range short {
+		e, ok := old.with(found[old.task], r.counts[old.task])
+		if !ok {
+			whole = append(whole, old.task)
+			continue
+		}
+		r.use(e)
+		r.caught = append(r.caught, e)
+	}
+	return whole, nil
+}
+
+// newest is the highest CreatedIter of the copy's items.
+func (e *walkEntry) newest() int {
+	n := 0
+	for _, sh := range e.shapes {
+		n = max(n, sh.CreatedIter)
+	}
+	return n
+}
+
+// with is a new copy: e and the rows it lacks, when that makes n edges.
+func (e *walkEntry) with(rows []walkRow, n int) (*walkEntry, bool) {
+	have := make(map[string]bool, len(e.edges))
+	for _, x := range e.edges {
+		have[x.From] = true
+	}
+	out := &walkEntry{sid: e.sid, task: e.task, gen: e.gen, edges: slices.Clone(e.edges), shapes: slices.Clone(e.shapes)}
+	for _, row := range rows {
+		if have[row.e.From] {
+			continue
+		}
+		sh, err := evidenceShape(row.shape)
+		if err != nil {
+			return nil, false
+		}
+		have[row.e.From] = true
+		out.edges, out.shapes = append(out.edges, row.e), append(out.shapes, sh)
+	}
+	return out, len(out.edges) == n
 }
 
 // fills are the new copies of the tasks this round read whole that are
 // worth keeping, their shapes decoded from the rows (or taken from the
 // round's, decoded already).
 func (r *hopRound) fills(c *walkCache) []*walkEntry {
-	var out []*walkEntry
+	out := slices.Clone(r.caught)
 	for task, rows := range r.rows {
 		if !c.worth(r.gen, len(rows)) {
 			continue

@@ -14,8 +14,9 @@ import (
 // TestWalkCache reads a walk's rounds around a task of 300 items through a
 // store with the walk cache and through one without, and wants the same
 // answer every time: on the first read (which fills the cache), on the
-// next (served from it), after items are added to the task and after an
-// item of another task is linked to it (the count changes: read again),
+// next (served from it), after a page of a later iteration is added (the
+// copy is brought up to date from the new items), after an item stamped
+// late and after an item of another task is linked to it (read again),
 // after another process resets the session and writes it again under the
 // same id with as many items (the generation changes), and for a session
 // an older binary created without a generation (never kept).
@@ -47,15 +48,31 @@ func TestWalkCache(t *testing.T) {
 			t.Fatalf("%s: the cache holds %d tasks and %d items, want %d and %d", step, gt, gi, tasks, items)
 		}
 	}
+	wantUses := func(step string, hits, caught, reread int64) {
+		t.Helper()
+		if h, c, r := neo4j.WalkCacheUses(cached); h != hits || c != caught || r != reread {
+			t.Fatalf("%s: copies used %d, brought up to date %d, read again %d; want %d, %d, %d", step, h, c, r, hits, caught, reread)
+		}
+	}
 	same("first read", nil)
 	wantSize("first read", 1, 300)
 	same("from the cache", nil)
 	same("from the cache, half known", func(id string) bool { return slices.Index(ids, id)%2 == 0 })
 	wantSize("from the cache", 1, 300)
+	wantUses("from the cache", 2, 0, 0)
 
-	addItems(t, plain, sid, graph.RootShortID, rng, "more", 5)
+	// A page of the next iteration: the copy takes it from the delta.
+	addItems(t, plain, sid, graph.RootShortID, rng, "more", 5, 2)
 	same("after 5 more items", nil)
 	wantSize("after 5 more items", 1, 305)
+	wantUses("after 5 more items", 2, 1, 0)
+
+	// An item stamped with an older iteration (a late research child):
+	// the delta cannot see it, so the task is read whole.
+	addItems(t, plain, sid, graph.RootShortID, rng, "late", 1, 1)
+	same("after a late item", nil)
+	wantSize("after a late item", 1, 306)
+	wantUses("after a late item", 2, 1, 1)
 
 	// An item of the child linked to the root: AddEvidence of held content.
 	child, err := plain.Evidence(t.Context(), sid, "a")
@@ -66,7 +83,8 @@ func TestWalkCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("after a link", nil)
-	wantSize("after a link", 1, 306)
+	wantSize("after a link", 1, 307)
+	wantUses("after a link", 2, 1, 2)
 
 	// Another process resets the session and writes it again: the same
 	// counts, other items.
@@ -74,15 +92,16 @@ func TestWalkCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids = walkSession(t, plain, sid, rng, "second")
-	addItems(t, plain, sid, graph.RootShortID, rng, "more", 5)
-	addItems(t, plain, sid, graph.RootShortID, rng, "again", 1)
+	addItems(t, plain, sid, graph.RootShortID, rng, "more", 5, 2)
+	addItems(t, plain, sid, graph.RootShortID, rng, "again", 2, 2)
 	same("after a reset elsewhere", nil)
-	wantSize("after a reset elsewhere", 1, 306)
+	wantSize("after a reset elsewhere", 1, 307)
+	wantUses("after a reset elsewhere", 2, 1, 3)
 
 	// A session without a generation, as an older binary created it.
 	cypher := cypherOf(t, cfg)
 	cypher("MATCH (s:Session {id: $sid}) REMOVE s.gen", map[string]any{"sid": sid})
-	addItems(t, plain, sid, graph.RootShortID, rng, "old", 3)
+	addItems(t, plain, sid, graph.RootShortID, rng, "old", 3, 3)
 	same("without a generation", nil)
 	same("without a generation, again", nil)
 
@@ -104,8 +123,8 @@ func walkSession(t *testing.T, s *neo4j.Store, sid string, rng *rand.Rand, tag s
 	if _, err := s.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "create-a", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{op}}); err != nil {
 		t.Fatal(err)
 	}
-	addItems(t, s, sid, graph.RootShortID, rng, tag, 300)
-	addItems(t, s, sid, "a", rng, tag+"-a", 10)
+	addItems(t, s, sid, graph.RootShortID, rng, tag, 300, 1)
+	addItems(t, s, sid, "a", rng, tag+"-a", 10, 1)
 	rows, err := s.Evidence(t.Context(), sid, graph.RootShortID)
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +136,13 @@ func walkSession(t *testing.T, s *neo4j.Store, sid string, rng *rand.Rand, tag s
 	return ids
 }
 
-func addItems(t *testing.T, s *neo4j.Store, sid, task string, rng *rand.Rand, tag string, n int) {
+// addItems adds n items to the task, stamped with iteration iter.
+func addItems(t *testing.T, s *neo4j.Store, sid, task string, rng *rand.Rand, tag string, n, iter int) {
 	t.Helper()
 	evs := make([]graph.Evidence, n)
 	for i := range evs {
 		evs[i] = graph.Evidence{Content: fmt.Sprintf("%s passage %d about the task, long enough to be a fact", tag, i),
-			SourceURL: "https://example.org/" + tag, Kind: graph.KindHTML, Strength: 0.5, Embedding: walkVec(rng)}
+			SourceURL: "https://example.org/" + tag, Kind: graph.KindHTML, Strength: 0.5, Embedding: walkVec(rng), CreatedIter: iter}
 	}
 	if _, err := s.AddEvidence(t.Context(), sid, tag+"-"+task, task, evs); err != nil {
 		t.Fatal(err)
