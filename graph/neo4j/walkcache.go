@@ -103,16 +103,6 @@ func (c *walkCache) touch(task string) {
 	}
 }
 
-// get returns the task's copy when it is current (and marks it used).
-func (c *walkCache) get(task, gen string, n int) (*walkEntry, bool) {
-	e := c.lookup(task)
-	if !e.current(gen, n) {
-		return nil, false
-	}
-	c.touch(task)
-	return e, true
-}
-
 // worth says whether a task with n SUPPORTS edges of generation gen would
 // be kept (if it fits: put).
 func (c *walkCache) worth(gen string, n int) bool {

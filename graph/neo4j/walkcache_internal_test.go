@@ -7,6 +7,17 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
+// get is the task's copy when it is current, marked used, as settle
+// takes it.
+func (c *walkCache) get(task, gen string, n int) (*walkEntry, bool) {
+	e := c.lookup(task)
+	if !e.current(gen, n) {
+		return nil, false
+	}
+	c.touch(task)
+	return e, true
+}
+
 // walkEntryOf is a task's entry of n items of 384 dimensions.
 func walkEntryOf(sid, task, gen string, n int) *walkEntry {
 	e := &walkEntry{sid: sid, task: task, gen: gen}
