@@ -164,18 +164,18 @@ func (c *walkCache) held() (tasks, items int, bytes int64) {
 // walkRound is the walk cache's part of one shape read (hopRound): the
 // copies of wanted tasks it holds (not yet checked), what the hop said of
 // them (check rows: the session's generation, each held task's count),
-// and the SUPPORTS rows of the tasks read whole, for new copies.
+// and the new copies of the large tasks read whole.
 type walkRound struct {
 	check  bool
 	held   map[string]*walkEntry
 	gen    string
 	counts map[string]int
-	rows   map[string][]walkRow
+	fresh  []*walkEntry // copies of tasks read whole (copyFor), gen set by fills
 	caught []*walkEntry // copies brought up to date (catchUp), to keep
 }
 
-// walkRow is one SUPPORTS row of a task read whole, its shape as the hop
-// returned it (decoded only if the task is kept).
+// walkRow is one SUPPORTS row of the catch-up (hopDelta), its shape as
+// the statement returned it.
 type walkRow struct {
 	e     graph.Edge
 	shape map[string]any
@@ -187,7 +187,7 @@ func (r *hopRound) useCache(c *walkCache, tids []string) {
 	if c.max <= 0 {
 		return
 	}
-	r.check, r.held, r.counts, r.rows = true, map[string]*walkEntry{}, map[string]int{}, map[string][]walkRow{}
+	r.check, r.held, r.counts = true, map[string]*walkEntry{}, map[string]int{}
 	for _, id := range tids {
 		if e := c.lookup(id); e != nil {
 			r.held[id] = e
@@ -210,11 +210,17 @@ func (r *hopRound) checkRow(kind string, rec *driver.Record) error {
 	return nil
 }
 
-// capture keeps a SUPPORTS row of a wanted task read whole, for a copy.
-func (r *hopRound) capture(e graph.Edge, shape map[string]any) {
-	if r.check && e.Kind == graph.Supports && r.nt[e.To] && r.held[e.To] == nil {
-		r.rows[e.To] = append(r.rows[e.To], walkRow{e, shape})
+// copyFor is the new copy to fill from the SUPPORTS side of a wanted
+// task read whole with n items, or nil when none is wanted: the cache is
+// off, the task is held, or it is too small (the session's generation,
+// which the cache also needs, is checked in fills: its row comes last).
+func (r *hopRound) copyFor(task string, n int) *walkEntry {
+	if !r.check || r.held[task] != nil || n < walkCacheMin {
+		return nil
 	}
+	e := &walkEntry{sid: r.sid, task: task, edges: make([]graph.Edge, 0, n), shapes: make([]graph.Evidence, 0, n)}
+	r.fresh = append(r.fresh, e)
+	return e
 }
 
 // settle uses the held copies the hop found current; a copy that is short
@@ -251,7 +257,7 @@ func (r *hopRound) settle(ctx context.Context, tx driver.ManagedTransaction, c *
 		return r.edges, nil
 	}
 	c.reread.Add(int64(len(stale)))
-	err := each(ctx, tx, hopSupports, map[string]any{"sid": r.sid, "tids": stale}, r.row)
+	err := each(ctx, tx, hopSupports, map[string]any{"sid": r.sid, "tids": stale, "shapes": r.shapes != nil}, r.row)
 	return r.edges, err
 }
 
@@ -353,28 +359,12 @@ func (e *walkEntry) with(rows []walkRow, n int) (*walkEntry, bool) {
 	return out, len(out.edges) == n
 }
 
-// fills are the new copies of the tasks this round read whole that are
-// worth keeping, their shapes decoded from the rows (or taken from the
-// round's, decoded already).
+// fills are the copies to keep: those brought up to date, and the new
+// ones of the large tasks read whole, when the session has a generation.
 func (r *hopRound) fills(c *walkCache) []*walkEntry {
 	out := slices.Clone(r.caught)
-	for task, rows := range r.rows {
-		if !c.worth(r.gen, len(rows)) {
-			continue
-		}
-		e := &walkEntry{sid: r.sid, task: task, gen: r.gen, edges: make([]graph.Edge, 0, len(rows)), shapes: make([]graph.Evidence, 0, len(rows))}
-		for _, row := range rows {
-			sh, ok := r.shapes[row.e.From]
-			if !ok {
-				var err error
-				if sh, err = evidenceShape(row.shape); err != nil {
-					e = nil // a shape the round could not decode: no copy
-					break
-				}
-			}
-			e.edges, e.shapes = append(e.edges, row.e), append(e.shapes, sh)
-		}
-		if e != nil {
+	for _, e := range r.fresh {
+		if e.gen = r.gen; c.worth(e.gen, len(e.edges)) {
 			out = append(out, e)
 		}
 	}
