@@ -462,7 +462,7 @@ func Prose(text string) string {
 			parts = append(parts, strings.TrimSpace(listMarkRe.ReplaceAllString(t, "")))
 		}
 	}
-	return marksFirst(joinLines(appendCode(parts, code)))
+	return citedLeads(marksFirst(joinLines(appendCode(parts, code))))
 }
 
 // appendCode adds a fenced block's lines as one code span (as they are
@@ -540,6 +540,89 @@ func marksFirst(para string) string {
 		at--
 	}
 	return rest[:at] + " " + strings.TrimSpace(lead) + rest[at:]
+}
+
+// leadRe is a sentence that opens by naming its sources ("From [2] and
+// [3], you can list …", "According to [1], …"): the 1.5B composer writes
+// a citation as a noun. When the check removed those numbers the reader
+// got "From and [unverified], you can list …" (the real-model CI step of
+// stop 45, dr-031). Group 1 is the marks; the comma after them is
+// required ("See [1] for details" is not a lead); the rest of the
+// sentence follows the match.
+var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|per|based on|in)\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,|;|and|&)\s*)?)+),\s*`)
+
+var markRe = regexp.MustCompile(`\[\d+(?:\s*,\s*\d+)*\]`)
+
+// citedLeads rewrites each sentence that opens by naming its sources
+// (leadRe) as the sentence alone with those marks at its end, where the
+// check and the reader expect them: "From [2] and [3], you can list X."
+// becomes "You can list X [2][3]." The first word is capitalized only
+// when it is a plain word (leadWords), not a command such as "xterm".
+func citedLeads(para string) string {
+	sents := contract.SplitSentences(para)
+	for i := len(sents) - 1; i >= 0; i-- { // from the end: offsets stay valid
+		s := sents[i]
+		sent := para[s.Start:s.End]
+		m := leadRe.FindStringSubmatch(sent)
+		if m == nil {
+			continue
+		}
+		rest := strings.TrimRight(sent[len(m[0]):], " ")
+		if !hasLetter(rest) {
+			continue
+		}
+		marks := leadMarks(m[1], rest)
+		at := len(rest)
+		if strings.ContainsRune(".!?", rune(rest[at-1])) {
+			at--
+		}
+		sep := " "
+		if marks == "" || at > 0 && rest[at-1] == ']' {
+			sep = ""
+		}
+		rest = capitalLead(rest[:at]) + sep + marks + rest[at:]
+		para = para[:s.Start] + rest + para[s.Start+len(strings.TrimRight(sent, " ")):]
+	}
+	return para
+}
+
+// leadMarks is the marks of a cited lead that the rest of the sentence
+// does not carry already ("From [4], X [4]." cites 4 once), joined.
+func leadMarks(lead, rest string) string {
+	have := map[string]bool{}
+	for _, m := range markRe.FindAllString(rest, -1) {
+		have[m] = true
+	}
+	var b strings.Builder
+	for _, m := range markRe.FindAllString(lead, -1) {
+		if !have[m] {
+			have[m] = true
+			b.WriteString(m)
+		}
+	}
+	return b.String()
+}
+
+// capitalLead capitalizes the first word of s when it is one of
+// leadWords: a sentence left after its cited lead mostly opens with one
+// ("you can …", "the file …"); any other word may be a command or a
+// package name, whose case matters more than the sentence's.
+func capitalLead(s string) string {
+	w := s
+	if i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
+		w = s[:i]
+	}
+	if !leadWords[w] {
+		return s
+	}
+	return strings.ToUpper(w[:1]) + s[1:]
+}
+
+var leadWords = map[string]bool{
+	"you": true, "the": true, "a": true, "an": true, "it": true, "this": true, "these": true,
+	"that": true, "there": true, "they": true, "we": true, "one": true, "its": true, "to": true,
+	"if": true, "when": true, "all": true, "each": true, "some": true, "most": true, "many": true,
+	"using": true, "with": true, "on": true, "for": true, "by": true, "users": true, "debian": true,
 }
 
 // factsParagraph is the extractive paragraph: each fact with its number.

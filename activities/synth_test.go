@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 func TestExtractFacts(t *testing.T) {
@@ -127,6 +129,18 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"12 [3, 4] Ports differ [4].", "Ports differ [4]."},
 		{"2 ports [1] differ.", "2 ports [1] differ."},
 		{"993 [1] is the port.", "993 [1] is the port."},
+		// A sentence that names its sources first (dr-031's section, the
+		// real-model CI step of stop 45) has them moved to its end, so that
+		// the check's removal leaves no "From and [unverified], …".
+		{"From [2] and [3], you can list fonts with fc-list. From [4], the fonts-hack package suits code [4].",
+			"You can list fonts with fc-list [2][3]. The fonts-hack package suits code [4]."},
+		{"According to [1], xterm still uses X11. In [2, 3], the file goes", "xterm still uses X11 [1]. The file goes [2, 3]"},
+		{"See [1] for details. Based on [1][2] , it works [3].", "See [1] for details. It works [3][1][2]."},
+		{"In [2] the file goes.", "In [2] the file goes."},
+		{"From [2], [3], you can list fonts.", "You can list fonts [2][3]."},
+		{"From the manual [1], you run it.", "From the manual [1], you run it."},
+		{"In 2020 [1] it changed.", "In 2020 [1] it changed."},
+		{"From [1].", "From [1]."},
 	} {
 		if got := Prose(c.in); got != c.want {
 			t.Errorf("Prose(%q) = %q, want %q", c.in, got, c.want)
@@ -135,6 +149,22 @@ func TestProseAndFactsParagraph(t *testing.T) {
 	got := factsParagraph([]Fact{{1, "Dendrites grow."}, {3, "Cells short"}, {2, "Is it safe?"}})
 	if want := "Dendrites grow [1]. Cells short [3] Is it safe [2]?"; got != want {
 		t.Errorf("factsParagraph = %q, want %q", got, want)
+	}
+}
+
+// TestCitedLeadAfterCheck: a cited lead whose sources the check rejects
+// leaves the sentence whole with the marker at its end, where before it
+// left "From and [unverified], you can list …" (stop 45's CI report).
+func TestCitedLeadAfterCheck(t *testing.T) {
+	para := Prose("From [2] and [3], you can list fonts with fc-list. From [1], fc-match picks one [1].")
+	sents := contract.SplitSentences(para)
+	status := map[int]string{0: contract.Unsupported, 1: contract.Unsupported, 2: contract.Supported}
+	got, c := contract.ApplyVerdicts(para, sents, status)
+	if want := "You can list fonts with fc-list [unverified]. fc-match picks one [1]."; got != want {
+		t.Errorf("after the check:\n got  %q\n want %q", got, want)
+	}
+	if c.Marked != 1 || c.Supported != 1 || c.Unsupported != 2 {
+		t.Errorf("counts %+v, want 1 marked, 1 supported, 2 unsupported", c)
 	}
 }
 
