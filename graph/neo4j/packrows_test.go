@@ -59,3 +59,39 @@ RETURN e.id ORDER BY e.id LIMIT 3`, map[string]any{"sid": sid})
 		}
 	}
 }
+
+// TestEvidenceRowsChunks: EvidenceRows reads the session in chunks of a
+// thousand items, each one row of parallel lists. Over 2,100 items (three
+// chunks, the last one short), with one item missing its hash and one its
+// iteration, the rows are Evidence's items reduced, in the same order.
+func TestEvidenceRowsChunks(t *testing.T) {
+	cfg := serverConfig(t)
+	cypher := cypherOf(t, cfg)
+	s := open(t, cfg)
+	sid := fmt.Sprintf("evrows-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = s.ResetSession(t.Context(), sid) })
+	rng := rand.New(rand.NewPCG(5, 6))
+	walkSession(t, s, sid, rng, "rows")
+	addItems(t, s, sid, "a", rng, "more", 1790, 2)
+	ids := cypher(`MATCH (e:Evidence {session_id: $sid}) RETURN e.id ORDER BY e.id LIMIT 2`, map[string]any{"sid": sid})
+	cypher("MATCH (e:Evidence {id: $id}) REMOVE e.content_hash", map[string]any{"id": ids[0].Values[0]})
+	cypher("MATCH (e:Evidence {id: $id}) REMOVE e.created_iter", map[string]any{"id": ids[1].Values[0]})
+	all, err := s.Evidence(t.Context(), sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.EvidenceRows(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2100 || len(got) != len(all) {
+		t.Fatalf("%d rows, %d items, want 2100", len(got), len(all))
+	}
+	for i, w := range all {
+		g := got[i]
+		if g.ID != w.ID || g.SessionID != w.SessionID || g.ContentHash != w.ContentHash || g.Kind != w.Kind ||
+			g.Strength != w.Strength || g.CreatedIter != w.CreatedIter || !slices.Equal(g.Embedding, w.Embedding) {
+			t.Fatalf("row %d: %s (iteration %d, hash %q), want %s (iteration %d, hash %q)", i, g.ID, g.CreatedIter, g.ContentHash, w.ID, w.CreatedIter, w.ContentHash)
+		}
+	}
+}
