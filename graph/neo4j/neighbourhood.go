@@ -72,7 +72,8 @@ RETURN null AS from, n.id AS to, '` + rowCount + `' AS kind, COUNT { (n)<-[:SUPP
 // aggregation, so the lists keep one order). A row per edge cost about
 // 6 µs in the driver whatever it carried: a task of 6,000 items took
 // 74 ms as rows with shapes and 37 ms packed, 41 ms as rows of ids alone
-// (docs/neo4j.md, "One row per task"). The coalesces keep a missing
+// (docs/neo4j.md, "One row per task, one row for the evidence"). The
+// coalesces keep a missing
 // property from being skipped by collect, which would shift the lists.
 const supportsPack = `MATCH (n)<-[:SUPPORTS]-(m)
 WITH n, collect(m.id) AS ids,
@@ -90,7 +91,7 @@ const (
 	// rowEdges is the wanted evidence's edges in one row, as parallel
 	// lists: the walk's seeds round reads the focus's own items, 2,000
 	// at 100k in bench/long, and their 9,000 edges as rows took 111 ms
-	// (docs/neo4j.md, "One row per task").
+	// (docs/neo4j.md, "One row per task, one row for the evidence").
 	rowEdges = "EDGES*"
 )
 
