@@ -73,8 +73,8 @@ RETURN null AS from, n.id AS to, '` + rowCount + `' AS kind, COUNT { (n)<-[:SUPP
 // 6 µs in the driver whatever it carried: a task of 6,000 items took
 // 74 ms as rows with shapes and 37 ms packed, 41 ms as rows of ids alone
 // (docs/neo4j.md, "One row per task, one row for the evidence"). The
-// coalesces keep a missing
-// property from being skipped by collect, which would shift the lists.
+// coalesces keep a missing property from being skipped by collect, which
+// would shift the lists.
 const supportsPack = `MATCH (n)<-[:SUPPORTS]-(m)
 WITH n, collect(m.id) AS ids,
   collect(CASE WHEN $shapes THEN coalesce(m.embedding_f32, m.embedding, []) END) AS emb,
