@@ -549,12 +549,20 @@ func marksFirst(para string) string {
 // stop 45, dr-031). Group 1 is the marks; the comma after them is
 // required ("See [1] for details" is not a lead); the rest of the
 // sentence follows the match.
-var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|per|based on|in)\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,|;|and|&)\s*)?)+),\s*`)
+var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|per|based on|in)\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+),\s*`)
+
+// factsLeadRe is the other form of it: the sources as the subject of a
+// claim about the rest ("The facts [1], [2], and [3] collectively support
+// the conclusion that the CUPS … port 631 …", dr-067, nineteenth
+// evaluation run, which the check left as "The facts [unverified], , and
+// collectively support …"). Only "that" clauses: the rest must be a
+// sentence of its own.
+var factsLeadRe = regexp.MustCompile(`^(?i:(?:the|these|both|all)\s+)?(?i:facts?|sources?|passages?|references?|evidence)\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+)(?i:(?:collectively|together|all|both)\s+)?(?i:supports?|shows?|states?|indicates?|confirms?|says?)\s+(?i:(?:the\s+conclusion\s+)?that)\s+`)
 
 var markRe = regexp.MustCompile(`\[\d+(?:\s*,\s*\d+)*\]`)
 
 // citedLeads rewrites each sentence that opens by naming its sources
-// (leadRe) as the sentence alone with those marks at its end, where the
+// (leadRe, factsLeadRe) as the sentence alone with those marks at its end, where the
 // check and the reader expect them: "From [2] and [3], you can list X."
 // becomes "You can list X [2][3]." The first word is capitalized only
 // when it is a plain word (leadWords), not a command such as "xterm".
@@ -564,6 +572,9 @@ func citedLeads(para string) string {
 		s := sents[i]
 		sent := para[s.Start:s.End]
 		m := leadRe.FindStringSubmatch(sent)
+		if m == nil {
+			m = factsLeadRe.FindStringSubmatch(sent)
+		}
 		if m == nil {
 			continue
 		}

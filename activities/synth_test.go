@@ -138,6 +138,13 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"See [1] for details. Based on [1][2] , it works [3].", "See [1] for details. It works [3][1][2]."},
 		{"In [2] the file goes.", "In [2] the file goes."},
 		{"From [2], [3], you can list fonts.", "You can list fonts [2][3]."},
+		// The sources as the subject of a "that" clause (dr-067's section,
+		// nineteenth evaluation run).
+		{"The facts [1], [2], and [3] collectively support the conclusion that the CUPS interface is reached on port 631.",
+			"The CUPS interface is reached on port 631 [1][2][3]."},
+		{"Source [4] states that lp -n 3 prints copies [4].", "lp -n 3 prints copies [4]."},
+		{"From [1], [2], and [3], you can print.", "You can print [1][2][3]."},
+		{"The facts [1] and [2] provide information about CUPS.", "The facts [1] and [2] provide information about CUPS."},
 		{"From the manual [1], you run it.", "From the manual [1], you run it."},
 		{"In 2020 [1] it changed.", "In 2020 [1] it changed."},
 		{"From [1].", "From [1]."},
