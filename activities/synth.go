@@ -981,6 +981,10 @@ var promptWords = map[string]bool{
 	"based": true, "following": true, "goal": true, "question": true, "context": true, "summary": true,
 	"answer": true, "need": true, "know": true, "thing": true, "see": true, "unverified": true,
 	"sourced": true, "cited": true, "according": true,
+	// "The goal is answered in the first sentence of the summary." opened
+	// the nineteenth evaluation run's dr-010 summary: answerSystem's "Say
+	// the answer in the first sentence", said back.
+	"answered": true, "first": true, "sentence": true,
 }
 
 // promptFrameRe is the frame of a composition prompt (composeSection's

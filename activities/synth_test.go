@@ -349,6 +349,12 @@ func TestDropPromptTalk(t *testing.T) {
 			"There is no need to set Pin-Priority explicitly [2]."},
 		{"This is part 2 of 3. Material: The port is 631 [1].", "The port is 631 [1]."},
 		{"Part 2 of the manual covers printing [1].", "Part 2 of the manual covers printing [1]."},
+		// The nineteenth evaluation run's dr-010 summary opened with the
+		// summary prompt's own instruction ("Say the answer in the first
+		// sentence"), as a statement.
+		{`The goal is answered in the first sentence of the summary. You must create the "/etc/apt/preferences" file [3].`,
+			`You must create the "/etc/apt/preferences" file [3].`},
+		{"The first sentence of the GPL preamble names freedom [1].", "The first sentence of the GPL preamble names freedom [1]."},
 	} {
 		if got := dropPromptTalk(c.in); got != c.want {
 			t.Errorf("dropPromptTalk(%q)\n got %q\nwant %q", c.in, got, c.want)
