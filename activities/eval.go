@@ -182,16 +182,17 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, erro
 	if err := a.citations(ctx, judge, in.Eval, ss, texts, &rec); err != nil {
 		return EvalRecord{}, err
 	}
-	r, err := judge.Complete(ctx, llm.ChatRequest{System: score.JudgeSystem, User: score.JudgePrompt(q.Question, q.Answer, body, in.Eval.JudgeAnswerChars), MaxTokens: 256, NoThink: true}, nil)
-	if err != nil {
-		return EvalRecord{}, judgeErr(ctx, err)
-	}
-	rec.JudgeCalls++
-	if j, err := score.ParseJudgement(r.Content); err != nil {
+	j, calls, err := score.Judge(ctx, askFunc(judge), q.Question, q.Answer, body, in.Eval.JudgeAnswerChars)
+	rec.JudgeCalls += calls
+	switch {
+	case errors.Is(err, score.ErrJudgeAnswer):
 		rec.JudgeError = truncate(err.Error(), 200)
-	} else {
+	case err != nil:
+		return EvalRecord{}, judgeErr(ctx, err)
+	default:
 		rec.Judge, rec.JudgeReason = j.Score, truncate(j.Reason, 300)
 	}
+	rec.JudgeQuote = truncate(j.Quote, 500)
 	a.keepRecord(ctx, in.Eval.OutDir, in.EvalID, rec)
 	return rec, nil
 }
@@ -229,6 +230,15 @@ func fullRecord(outDir, evalID string, r EvalRecord) EvalRecord {
 	}
 	r.Answer, r.JudgeReason = full.Answer, full.JudgeReason
 	return r
+}
+
+// askFunc is the judge client as score.Judge calls it: greedy, no
+// thinking, the answer's text.
+func askFunc(c *llm.ChatClient) score.Ask {
+	return func(ctx context.Context, system, user string, maxTokens int) (string, error) {
+		r, err := c.Complete(ctx, llm.ChatRequest{System: system, User: user, MaxTokens: maxTokens, NoThink: true}, nil)
+		return r.Content, err
+	}
 }
 
 func judgeErr(ctx context.Context, err error) error {

@@ -44,7 +44,10 @@ func TestScoreCitations(t *testing.T) {
 		{Name: "wrong", System: []string{"You check citations"}, Match: []string{`CLAIM 1: You can check the GUI`},
 			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
 		{Name: "entail", System: []string{"You check citations"}, Reply: `{"verdicts": [{"i": 1, "supported": true, "quote": "the eyes move"}]}`},
-		{Name: "grade", System: []string{"strict grader"}, Reply: `{"score": 1, "reason": "names xeyes"}`},
+		{Name: "extract", System: []string{"strict grader"}, Match: []string{`Copy, word for word`, `RESPONSE:[\s\S]*Running xeyes`},
+			Reply: `{"quote": "Running xeyes from a terminal tells you which display protocol a program speaks."}`},
+		{Name: "extract-other", System: []string{"strict grader"}, Match: []string{`Copy, word for word`}, Reply: `{"quote": "The program is called xeyes."}`},
+		{Name: "compare", System: []string{"strict grader"}, Match: []string{`ANSWER A: xeyes`}, Reply: `{"same": true}`},
 	}})
 	t.Cleanup(model.Close)
 	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.judge_batch": "3", "eval.out_dir": filepath.Join(t.TempDir(), "eval")})
@@ -79,8 +82,8 @@ func TestScoreCitations(t *testing.T) {
 
 	rec := score(strings.Join([]string{scoreCopied, scoreOwnWords, scoreEyes, scoreWrong}, " "))
 	// Calls: the batch of 3 (cut), its halves [own words] and [eyes, wrong]
-	// (cut again), eyes and wrong alone, and the grade.
-	if rec.Cited != 4 || rec.Supported != 3 || rec.Contained != 1 || rec.Unjudged != 0 || rec.JudgeError != "" || rec.CitationError != "" || rec.JudgeCalls != 6 {
+	// (cut again), eyes and wrong alone, and the judge's two questions.
+	if rec.Cited != 4 || rec.Supported != 3 || rec.Contained != 1 || rec.Unjudged != 0 || rec.JudgeError != "" || rec.CitationError != "" || rec.JudgeCalls != 7 {
 		t.Errorf("record: cited %d, supported %d, contained %d, unjudged %d, judge calls %d, error %q",
 			rec.Cited, rec.Supported, rec.Contained, rec.Unjudged, rec.JudgeCalls, rec.JudgeError)
 	}
@@ -89,6 +92,9 @@ func TestScoreCitations(t *testing.T) {
 	}
 	if len(rec.Unsupported) != 1 || rec.Unsupported[0] != strings.Replace(scoreWrong, " [2]", "", 1) {
 		t.Errorf("unsupported sentences %q, want the wrong one alone", rec.Unsupported)
+	}
+	if rec.Judge != 1 || rec.JudgeQuote != strings.Replace(scoreOwnWords, " [1]", "", 1) {
+		t.Errorf("judge %v on %q, want 1 on the response's own sentence", rec.Judge, rec.JudgeQuote)
 	}
 	copied := regexp.MustCompile(`CLAIM \d+: Using the xeyes program started`)
 	for _, r := range model.Requests() {
@@ -109,6 +115,12 @@ func TestScoreCitations(t *testing.T) {
 	rec = score("The program is xeyes, [unverified]. It runs on X [1].")
 	if !rec.Contains || !rec.UnverifiedOnly {
 		t.Errorf("answer only in an [unverified] sentence: contains %v, unverified only %v, want both", rec.Contains, rec.UnverifiedOnly)
+	}
+	// The judge's quote is no sentence of this response: grade 0 after
+	// its first question, whatever the second would have said (the other
+	// call is the citation check of "It runs on X [1].").
+	if rec.Judge != 0 || rec.JudgeCalls != 2 || rec.JudgeQuote != "" || !strings.Contains(rec.JudgeReason, "not the response's") {
+		t.Errorf("ungrounded quote: judge %v, %d calls, quote %q, reason %q", rec.Judge, rec.JudgeCalls, rec.JudgeQuote, rec.JudgeReason)
 	}
 	if rec = score("The program is xeyes [1]. A guess [unverified]."); !rec.Contains || rec.UnverifiedOnly {
 		t.Errorf("answer in a checked sentence: contains %v, unverified only %v, want contains alone", rec.Contains, rec.UnverifiedOnly)

@@ -33,7 +33,8 @@ type EvalRecord struct {
 	Error    string `json:"error,omitempty"`
 	Answer   string `json:"answer,omitempty"` // cut to eval.record_answer_chars
 	// Correctness: gold containment (eval/questions: Contains) and the
-	// judge's grade (0, 0.5, 1; JudgeError set when it could not grade).
+	// judge's grade (0 or 1; 0.5 also in records of runs before the
+	// two-question judge; JudgeError set when it could not grade).
 	Contains bool `json:"contains"`
 	// UnverifiedOnly: the gold answer is contained only in sentences
 	// the session's citation check marked [unverified] (score.Verified),
@@ -42,6 +43,7 @@ type EvalRecord struct {
 	Judge          float64 `json:"judge"`
 	JudgeReason    string  `json:"judge_reason,omitempty"`
 	JudgeError     string  `json:"judge_error,omitempty"`
+	JudgeQuote     string  `json:"judge_quote,omitempty"` // the response's sentences the judge graded
 	// CitationError is the last answer of the entailment judge that gave
 	// no verdict on a single claim (that claim is counted in Unjudged).
 	CitationError string `json:"citation_error,omitempty"`

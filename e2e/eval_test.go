@@ -146,7 +146,7 @@ func TestEvaluationSurvivesKilledWorker(t *testing.T) {
 			t.Errorf("%s: %+v", s.System, s)
 		}
 	}
-	if l := base.res.Summaries[0]; l.System != "lethe" || l.Judge != 0.5 || l.Calls == 0 || l.Tokens == 0 {
+	if l := base.res.Summaries[0]; l.System != "lethe" || l.Judge != 0 || l.Calls == 0 || l.Tokens == 0 {
 		t.Errorf("lethe: %+v", l)
 	}
 	killed := runEvaluation(t, "eval-killed", func(c client.Client, w *workerProc) *workerProc {

@@ -95,7 +95,7 @@ func TestEvaluationScores(t *testing.T) {
 			t.Errorf("%s: %+v", s.System, s)
 		}
 	}
-	if lethe.Judge != 0.5 || math.Abs(lethe.Contains-1.0/3) > 1e-12 || lethe.Calls == 0 {
+	if lethe.Judge != 0 || math.Abs(lethe.Contains-1.0/3) > 1e-12 || lethe.Calls == 0 {
 		t.Errorf("lethe: %+v", lethe)
 	}
 	// A baseline's answer carries no [unverified] mark: both shares agree.

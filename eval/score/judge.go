@@ -1,47 +1,187 @@
 package score
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
-// Rubric is the answer-correctness rubric the judge applies (docs/eval.md
-// quotes it; a test keeps the two equal).
-const Rubric = `Grade the RESPONSE against the GOLD ANSWER to the QUESTION.
-- 1: the response states every fact of the gold answer (wording may differ; extra correct detail is fine).
-- 0.5: the response states part of the gold answer and nothing that contradicts it, or states it with a wrong detail that does not change the answer.
-- 0: the response misses the gold answer, contradicts it, refuses, or answers a different question.
-Judge only against the gold answer, not your own knowledge. Citations and style do not matter.`
+// Rubric is the answer-correctness rubric: the judge's two questions and
+// the grade they give (docs/eval.md quotes it; a test keeps the two equal).
+// A small judge asked for a grade on a three-step scale gave the middle
+// one to every answer (36 of 36 in the nineteenth evaluation run, its
+// reason the rubric's own 0.5 line); asked first to copy the response's
+// answer and then whether two short answers agree, it tells them apart.
+const Rubric = `1. Copy, word for word, the sentence or two of the RESPONSE that best answer the QUESTION (none if no sentence does).
+2. Do those sentences and the GOLD ANSWER give the same answer to the QUESTION? Extra detail does not matter; a different command, file, option, number or name does.
+Grade 1 when the copied sentences are the response's own and the answer is the same, otherwise 0. Citations and style do not matter.`
 
-// JudgeSystem is the system message of the correctness judge.
-const JudgeSystem = "You are a strict grader. " + `Answer with one JSON object only: {"score": 0 | 0.5 | 1, "reason": "<one sentence>"}.`
+// JudgeSystem is the system message of both of the judge's questions.
+const JudgeSystem = "You are a strict grader. Answer with one JSON object only."
 
-// JudgePrompt is the user message of the correctness judge. The response
-// is cut to maxChars: a judge reads the answer, not a book.
-func JudgePrompt(question, gold, response string, maxChars int) string {
-	return fmt.Sprintf("%s\n\nQUESTION: %s\n\nGOLD ANSWER: %s\n\nRESPONSE:\n%s\n\nGrade now.", Rubric, question, gold, cut(response, maxChars))
+// ExtractPrompt is the judge's first question: the response's sentences
+// that answer the question, without the gold answer in sight (a small
+// model shown the gold answer copies it instead). The response is cut to
+// maxChars: a judge reads the answer, not a book.
+func ExtractPrompt(question, response string, maxChars int) string {
+	return fmt.Sprintf("QUESTION: %s\n\nRESPONSE:\n%s\n\nCopy, word for word, the sentence or two of the RESPONSE that best answer the QUESTION. "+
+		`Answer with {"quote": "<the sentences>"}; an empty quote if no sentence of the RESPONSE answers it.`, question, cut(response, maxChars))
 }
 
-// Judgement is the judge's grade.
+// ComparePrompt is the judge's second question: whether the response's
+// answer (the sentences Ground found) and the gold answer agree.
+func ComparePrompt(question, gold, answer string) string {
+	return fmt.Sprintf("QUESTION: %s\n\nANSWER A: %s\n\nANSWER B: %s\n\nDo A and B give the same answer to the QUESTION? "+
+		"Extra detail in either does not matter; a different command, file, option, number or name does. "+
+		`Answer with {"same": true|false}.`, question, gold, answer)
+}
+
+// Judgement is the judge's grade, its reason, and the response's
+// sentences it graded.
 type Judgement struct {
 	Score  float64 `json:"score"`
 	Reason string  `json:"reason"`
+	Quote  string  `json:"quote,omitempty"`
 }
 
-// ParseJudgement reads the judge's answer: the first JSON object in it
-// (thinking and code fences around it are tolerated). A score other than
-// 0, 0.5 or 1 is an error.
-func ParseJudgement(content string) (Judgement, error) {
-	var j Judgement
-	if err := firstObject(content, &j); err != nil {
-		return Judgement{}, err
+// Ask is one call of the judge: its answer's text. Its error is the
+// call's (an outage), which Judge passes on.
+type Ask func(ctx context.Context, system, user string, maxTokens int) (string, error)
+
+// JudgeTokens bound the judge's two answers: a quote of two sentences,
+// and a boolean.
+const (
+	ExtractTokens = 256
+	CompareTokens = 32
+)
+
+// ErrJudgeAnswer marks an answer of the judge that does not parse: the
+// grade is 0 and the evaluation records why, it does not retry.
+var ErrJudgeAnswer = errors.New("judge answer")
+
+// Judge grades response against gold with the rubric's two questions
+// (two calls; one when no sentence of the response answers). calls counts
+// the calls made, failed ones included.
+func Judge(ctx context.Context, ask Ask, question, gold, response string, maxChars int) (j Judgement, calls int, err error) {
+	out, err := ask(ctx, JudgeSystem, ExtractPrompt(question, response, maxChars), ExtractTokens)
+	if err != nil {
+		return Judgement{}, 1, err
 	}
-	if j.Score != 0 && j.Score != 0.5 && j.Score != 1 {
-		return Judgement{}, fmt.Errorf("judge score %v is not 0, 0.5 or 1", j.Score)
+	quote, err := parseQuote(out)
+	if err != nil {
+		return Judgement{}, 1, err
 	}
-	return j, nil
+	if strings.TrimSpace(quote) == "" {
+		return Judgement{Reason: "no sentence of the response answers the question"}, 1, nil
+	}
+	answer, ok := Ground(quote, response)
+	if !ok {
+		return Judgement{Reason: "the judge's quote is not the response's: " + cut(quote, 200)}, 1, nil
+	}
+	out, err = ask(ctx, JudgeSystem, ComparePrompt(question, gold, answer), CompareTokens)
+	if err != nil {
+		return Judgement{}, 2, err
+	}
+	var c struct {
+		Same *bool `json:"same"`
+	}
+	if err := firstObject(out, &c); err != nil || c.Same == nil {
+		return Judgement{Quote: answer}, 2, fmt.Errorf("%w: no \"same\" in %q", ErrJudgeAnswer, cut(out, 120))
+	}
+	if *c.Same {
+		return Judgement{Score: 1, Reason: "the response's answer is the gold answer", Quote: answer}, 2, nil
+	}
+	return Judgement{Reason: "the response's answer is not the gold answer", Quote: answer}, 2, nil
+}
+
+// answerSentences are every sentence of a response the judge may quote:
+// headings, list items and code lines included, and lines that open with
+// their citations ("[2] The secure IMAP service uses port 993.", as the
+// baselines' small model writes them), which Sentences reads as a source
+// list's entries.
+func answerSentences(response string) []Sentence {
+	var out []Sentence
+	for _, line := range strings.Split(response, "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "```") {
+			continue
+		}
+		l = strings.TrimSpace(strings.TrimLeft(l, "#"))
+		if m := listRe.FindString(l); m != "" {
+			l = strings.TrimSpace(l[len(m):])
+		}
+		l = strings.TrimSpace(strings.TrimPrefix(l, leadCiteRe.FindString(l)))
+		out = append(out, splitSentences(l)...)
+	}
+	return out
+}
+
+// looseQuoteRe reads a quote the judge did not escape: a small model
+// copies a sentence with its double quotes ("… the \"/etc/apt/preferences\"
+// file …" came back unescaped, which no JSON parser reads), and the
+// copy runs to the last quote mark of the answer.
+var looseQuoteRe = regexp.MustCompile(`(?s)"quote"\s*:\s*"(.*)"\s*}?\s*(?:` + "```" + `)?\s*$`)
+
+// parseQuote is the judge's first answer: the quote of its JSON object,
+// or of an object whose quote has unescaped quote marks.
+func parseQuote(out string) (string, error) {
+	var e struct {
+		Quote string `json:"quote"`
+	}
+	err := firstObject(out, &e)
+	if err == nil {
+		return e.Quote, nil
+	}
+	if m := looseQuoteRe.FindStringSubmatch(strings.TrimSpace(out)); m != nil {
+		return m[1], nil
+	}
+	return "", fmt.Errorf("%w: %w", ErrJudgeAnswer, err)
+}
+
+// GroundShare is the share of the judge's quote's terms that one or two
+// consecutive sentences of the response must hold for the quote to be
+// theirs: a copy that drops a citation or a quote mark is still a copy,
+// and a sentence the judge wrote itself (it "corrected" the answer while
+// copying it) is not.
+const GroundShare = 0.8
+
+// Ground finds the response's own sentences (one, or two in a row) that
+// the judge's quote copies, and returns them: the response's words, not
+// the judge's, are compared with the gold answer. The best window holds
+// the largest share of the quote's distinct terms (on ties one sentence
+// before two, then the earliest); it must hold GroundShare of them.
+func Ground(quote, response string) (string, bool) {
+	want := uniq(Terms(quote))
+	if len(want) == 0 {
+		return "", false
+	}
+	ss := answerSentences(response)
+	best, bestShare := "", 0.0
+	for w := 1; w <= 2; w++ {
+		for i := 0; i+w <= len(ss); i++ {
+			text := ss[i].Text
+			if w == 2 {
+				text += " " + ss[i+1].Text
+			}
+			have := map[string]bool{}
+			for _, t := range Terms(text) {
+				have[t] = true
+			}
+			n := 0
+			for _, t := range want {
+				if have[t] {
+					n++
+				}
+			}
+			if share := float64(n) / float64(len(want)); share > bestShare {
+				best, bestShare = text, share
+			}
+		}
+	}
+	return best, bestShare >= GroundShare
 }
 
 // EntailSystem is the system message of the citation check.

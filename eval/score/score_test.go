@@ -1,7 +1,9 @@
 package score
 
 import (
+	"context"
 	"encoding/xml"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +23,7 @@ func TestSentences(t *testing.T) {
 		"| a | b |\n" +
 		"e.g. this sentence has no citation but six words.\n" +
 		"For consistency set these to \"/usr/bin/editor\". (Historically, \"$EDITOR\" was \"ed\" and \"$VISUAL\" was \"vi\".) [1] | NORMAL | :q | quit vim | [1]\n\n" +
+		"[2] The secure IMAP service, imaps, uses port 993.\n[3] thermal\n[4] Debian Reference, chapter six on network applications — https://example.org/ch06\n\n" +
 		"## Sources\n\n[1] Debian Reference — file:///ch03\n\n_Session stopped: root_done._\n"
 	got := Sentences(report)
 	want := []Sentence{
@@ -33,13 +36,14 @@ func TestSentences(t *testing.T) {
 		{Text: "For consistency set these to \"/usr/bin/editor\".", Factual: true},
 		{Text: "(Historically, \"$EDITOR\" was \"ed\" and \"$VISUAL\" was \"vi\".)", Cites: []int{1}, Factual: true},
 		{Text: "| NORMAL | :q | quit vim |", Cites: []int{1}, Factual: false},
+		{Text: "The secure IMAP service, imaps, uses port 993.", Cites: []int{2}, Factual: true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Sentences:\n got  %#v\n want %#v", got, want)
 	}
 	factual, citing := Recall(got)
-	if factual != 6 || citing != 4 {
-		t.Fatalf("Recall = %d, %d; want 6, 4", factual, citing)
+	if factual != 7 || citing != 5 {
+		t.Fatalf("Recall = %d, %d; want 7, 5", factual, citing)
 	}
 }
 
@@ -83,22 +87,63 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-func TestParseJudgement(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		want  float64
-		isErr bool
+// TestJudge runs the judge's two questions against scripted answers: a
+// grade needs a quote that is the response's own and a "same" verdict on
+// it; an outage is passed on, an answer that does not parse is
+// ErrJudgeAnswer.
+func TestJudge(t *testing.T) {
+	const response = "# Title\n\nThe daemon listens on port 993 [1]. It also speaks POP3.\n\n## Summary\n\nUse port 143 with STARTTLS [2].\n\n[3] The \"imaps\" entry of /etc/services names port 993."
+	outage := errors.New("connection refused")
+	for _, c := range []struct {
+		name             string
+		extract, compare string
+		extractErr       error
+		score            float64
+		quote            string
+		calls            int
+		err              error
 	}{
-		{`{"score": 1, "reason": "all there"}`, 1, false},
-		{"<think>hmm {no}</think>```json\n{\"score\": 0.5, \"reason\": \"a } brace\"}\n```", 0.5, false},
-		{`{"score": 0.7}`, 0, true},
-		{`no json`, 0, true},
-		{`{"score": 1`, 0, true},
+		{"same", `{"quote": "The daemon listens on port 993 [1]."}`, `{"same": true}`, nil, 1, "The daemon listens on port 993.", 2, nil},
+		{"copied loosely, in a fence", "```json\n{\"quote\": \"the daemon listens on port 993\"}\n```", `{"same": true}`, nil, 1, "The daemon listens on port 993.", 2, nil},
+		{"two sentences", `{"quote": "The daemon listens on port 993. It also speaks POP3."}`, `{"same": true}`, nil, 1, "The daemon listens on port 993. It also speaks POP3.", 2, nil},
+		{"different", `{"quote": "Use port 143 with STARTTLS."}`, `{"same": false}`, nil, 0, "Use port 143 with STARTTLS.", 2, nil},
+		{"quote marks unescaped", `{"quote": "The "imaps" entry of /etc/services names port 993."}`, `{"same": true}`, nil, 1, `The "imaps" entry of /etc/services names port 993.`, 2, nil},
+		{"nothing answers", `{"quote": ""}`, `{"same": true}`, nil, 0, "", 1, nil},
+		{"the judge's own words", `{"quote": "IMAPS uses port 993 according to /etc/services."}`, `{"same": true}`, nil, 0, "", 1, nil},
+		{"no verdict", `{"quote": "The daemon listens on port 993."}`, `{"answer": "yes"}`, nil, 0, "The daemon listens on port 993.", 2, ErrJudgeAnswer},
+		{"extract not JSON", `port 993`, ``, nil, 0, "", 1, ErrJudgeAnswer},
+		{"outage", ``, ``, outage, 0, "", 1, outage},
 	} {
-		j, err := ParseJudgement(tc.in)
-		if (err != nil) != tc.isErr || j.Score != tc.want {
-			t.Errorf("ParseJudgement(%q) = %v, %v", tc.in, j, err)
+		ask := func(_ context.Context, system, user string, maxTokens int) (string, error) {
+			switch {
+			case system != JudgeSystem:
+				t.Fatalf("%s: system %q", c.name, system)
+			case strings.Contains(user, "ANSWER A: Port 993.") && maxTokens == CompareTokens:
+				return c.compare, nil
+			case strings.Contains(user, "RESPONSE:\n# Title") && maxTokens == ExtractTokens:
+				return c.extract, c.extractErr
+			}
+			t.Fatalf("%s: unexpected question %q", c.name, user)
+			return "", nil
 		}
+		j, calls, err := Judge(context.Background(), ask, "Which port?", "Port 993.", response, 1000)
+		if j.Score != c.score || j.Quote != c.quote || calls != c.calls || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("%s: Judge = %+v, %d calls, %v", c.name, j, calls, err)
+		}
+	}
+}
+
+// TestRubricNamesItsQuestions keeps the prompts and the rubric the docs
+// quote on the same two questions.
+func TestRubricNamesItsQuestions(t *testing.T) {
+	ext, cmp := ExtractPrompt("Q?", "R.", 100), ComparePrompt("Q?", "G.", "B.")
+	for _, phrase := range []string{"Copy, word for word, the sentence or two of the RESPONSE that best answer the QUESTION", "give the same answer to the QUESTION", "a different command, file, option, number or name does"} {
+		if !strings.Contains(Rubric, phrase) || !strings.Contains(ext+cmp, phrase) {
+			t.Errorf("%q is not in both the rubric and the prompts", phrase)
+		}
+	}
+	if strings.Contains(ext, "G.") {
+		t.Error("the first question shows the gold answer")
 	}
 }
 

@@ -51,7 +51,7 @@ func Sentences(answer string) []Sentence {
 			continue
 		case sourcesHdRe.MatchString(l):
 			return out
-		case strings.HasPrefix(l, "#"), strings.HasPrefix(l, "|"), sourceLineRe.MatchString(l),
+		case strings.HasPrefix(l, "#"), strings.HasPrefix(l, "|"), sourceEntry(l),
 			strings.HasPrefix(l, "_") && strings.HasSuffix(l, "_"):
 			continue
 		}
@@ -66,6 +66,21 @@ func Sentences(answer string) []Sentence {
 		}
 	}
 	return out
+}
+
+// sourceEntry tells a source list's entry ("[1] Debian Reference —
+// file:///ch03", "[2] thermal") from a claim that opens with its
+// citation ("[2] The secure IMAP service, imaps, uses port 993.", as the
+// baselines' small model writes its answers: until the twentieth run the
+// scorer skipped such claims, so they counted in neither citation
+// precision nor recall). An entry holds a link or is shorter than a
+// factual sentence.
+func sourceEntry(l string) bool {
+	if !sourceLineRe.MatchString(l) {
+		return false
+	}
+	rest := strings.TrimSpace(l[len(leadCiteRe.FindString(l)):])
+	return strings.Contains(rest, "://") || wordCount(rest) < MinFactualWords
 }
 
 // closers are what may stand between a sentence's end and the space after

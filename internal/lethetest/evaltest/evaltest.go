@@ -37,8 +37,10 @@ const WrongClaim = "Dendrites grow only when the cell is stored above room tempe
 //   - both baselines on t-melt cite a source [9] they were never given:
 //     unsupported without a judge call, precision 1/2;
 //   - every other cited sentence is supported;
-//   - the judge grades the lethe report (the battery summary) 0.5, every
-//     baseline answer 1.
+//   - the judge grades the lethe report (the battery summary, about
+//     failures in general) 0, every baseline answer 1: its first
+//     question quotes an answer's first sentence, the lethe report's
+//     opening one.
 //
 // Run it with eval.judge_batch = 1 so that each verdict is one call.
 func Script(t testing.TB) llmtest.Script {
@@ -57,9 +59,12 @@ func Script(t testing.TB) llmtest.Script {
 			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
 		{Name: "entail", System: []string{"You check citations"},
 			Reply: `{"verdicts": [{"i": 1, "supported": true, "quote": "the evidence"}]}`},
-		{Name: "judge-lethe", System: []string{"strict grader"}, Match: []string{`(?s)RESPONSE:.*Solid-state batteries fail mainly`},
-			Reply: `{"score": 0.5, "reason": "about failures in general, not this question"}`},
-		{Name: "judge", System: []string{"strict grader"}, Reply: `{"score": 1, "reason": "states the gold answer"}`},
+		{Name: "judge-extract-lethe", System: []string{"strict grader"}, Match: []string{`Copy, word for word`, `(?s)RESPONSE:.*Solid-state batteries fail mainly`},
+			Reply: `{"quote": "Solid-state batteries fail mainly by lithium dendrites that penetrate the solid electrolyte and short the cell."}`},
+		{Name: "judge-extract", System: []string{"strict grader"}, Match: []string{`Copy, word for word`, `RESPONSE:\n(?P<first>[^\[\n"]+)`},
+			Reply: `{"quote": "${first}"}`, Expand: true},
+		{Name: "judge-compare-lethe", System: []string{"strict grader"}, Match: []string{`ANSWER B: Solid-state batteries fail mainly`}, Reply: `{"same": false}`},
+		{Name: "judge-compare", System: []string{"strict grader"}, Match: []string{`ANSWER A:`}, Reply: `{"same": true}`},
 	}
 	s.Rules = append(rules, s.Rules...)
 	return s
