@@ -179,9 +179,11 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, erro
 	ss := score.Sentences(ans.Answer)
 	rec.Factual, rec.Citing = score.Recall(ss)
 	judge := a.judge(in)
-	if err := a.citations(ctx, judge, in.Eval, ss, texts, &rec); err != nil {
+	backed, err := a.citations(ctx, judge, in.Eval, ss, texts, &rec)
+	if err != nil {
 		return EvalRecord{}, err
 	}
+	rec.Backed = q.Contains(strings.Join(backed, "\n"))
 	j, calls, err := score.Judge(ctx, askFunc(judge), q.Question, q.Answer, body, in.Eval.JudgeAnswerChars)
 	rec.JudgeCalls += calls
 	switch {
@@ -289,7 +291,9 @@ func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int]
 // text is unsupported without a call; one contained in a text of a source
 // it cites (the session's own containment rule, ContainedIn) is supported
 // without a call; the rest go to the judge in batches of eval.judge_batch.
-func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e config.Eval, ss []score.Sentence, texts map[int][]string, rec *EvalRecord) error {
+// It returns the supported sentences.
+func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e config.Eval, ss []score.Sentence, texts map[int][]string, rec *EvalRecord) ([]string, error) {
+	var backed []string
 	norm := map[int][]string{}
 	var claims []score.Claim
 	for _, s := range ss {
@@ -313,17 +317,18 @@ func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e con
 		if _, ok := ContainedIn(s.Text, normSrc); ok {
 			rec.Supported++
 			rec.Contained++
+			backed = append(backed, s.Text)
 			continue
 		}
 		claims = append(claims, score.Claim{Sentence: s.Text, Evidence: score.Window(strings.Join(src, "\n\n"), s.Text, e.JudgeEvidenceChars)})
 	}
 	batch := max(1, e.JudgeBatch)
 	for i := 0; i < len(claims); i += batch {
-		if err := judgeClaims(ctx, judge, claims[i:min(len(claims), i+batch)], rec); err != nil {
-			return err
+		if err := judgeClaims(ctx, judge, claims[i:min(len(claims), i+batch)], rec, &backed); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return backed, nil
 }
 
 // judgeClaims asks the judge about a batch of claims. A batch whose
@@ -332,7 +337,7 @@ func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e con
 // answer gives no verdict for is asked again alone: one bad answer no
 // longer makes a whole batch unsupported. A single claim still without a
 // verdict is counted unjudged (and unsupported).
-func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Claim, rec *EvalRecord) error {
+func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Claim, rec *EvalRecord, backed *[]string) error {
 	r, err := judge.Complete(ctx, llm.ChatRequest{System: score.EntailSystem, User: score.EntailPrompt(claims), MaxTokens: score.EntailTokens(len(claims)), NoThink: true}, nil)
 	if err != nil {
 		return judgeErr(ctx, err)
@@ -347,15 +352,16 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 		return nil
 	case perr != nil:
 		h := len(claims) / 2
-		if err := judgeClaims(ctx, judge, claims[:h], rec); err != nil {
+		if err := judgeClaims(ctx, judge, claims[:h], rec, backed); err != nil {
 			return err
 		}
-		return judgeClaims(ctx, judge, claims[h:], rec)
+		return judgeClaims(ctx, judge, claims[h:], rec, backed)
 	}
 	for i, c := range claims {
 		switch {
 		case supported[i]:
 			rec.Supported++
+			*backed = append(*backed, c.Sentence)
 		case judged[i]:
 			rec.NoteUnsupported(c.Sentence)
 		case len(claims) == 1:
@@ -363,7 +369,7 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 			rec.CitationError = "the judge gave no verdict on the claim"
 			rec.NoteUnsupported(c.Sentence)
 		default:
-			if err := judgeClaims(ctx, judge, []score.Claim{c}, rec); err != nil {
+			if err := judgeClaims(ctx, judge, []score.Claim{c}, rec, backed); err != nil {
 				return err
 			}
 		}

@@ -93,6 +93,9 @@ func TestScoreCitations(t *testing.T) {
 	if len(rec.Unsupported) != 1 || rec.Unsupported[0] != strings.Replace(scoreWrong, " [2]", "", 1) {
 		t.Errorf("unsupported sentences %q, want the wrong one alone", rec.Unsupported)
 	}
+	if !rec.Backed {
+		t.Error("the gold answer stands in supported sentences, yet the record is not backed")
+	}
 	if rec.Judge != 1 || rec.JudgeQuote != strings.Replace(scoreOwnWords, " [1]", "", 1) {
 		t.Errorf("judge %v on %q, want 1 on the response's own sentence", rec.Judge, rec.JudgeQuote)
 	}
@@ -113,8 +116,8 @@ func TestScoreCitations(t *testing.T) {
 
 	// The gold answer only in a sentence the session's check marked.
 	rec = score("The program is xeyes, [unverified]. It runs on X [1].")
-	if !rec.Contains || !rec.UnverifiedOnly {
-		t.Errorf("answer only in an [unverified] sentence: contains %v, unverified only %v, want both", rec.Contains, rec.UnverifiedOnly)
+	if !rec.Contains || !rec.UnverifiedOnly || rec.Backed {
+		t.Errorf("answer only in an [unverified] sentence: contains %v, unverified only %v, backed %v; want contains alone", rec.Contains, rec.UnverifiedOnly, rec.Backed)
 	}
 	// The judge's quote is no sentence of this response: grade 0 after
 	// its first question, whatever the second would have said (the other
@@ -122,8 +125,12 @@ func TestScoreCitations(t *testing.T) {
 	if rec.Judge != 0 || rec.JudgeCalls != 2 || rec.JudgeQuote != "" || !strings.Contains(rec.JudgeReason, "not the response's") {
 		t.Errorf("ungrounded quote: judge %v, %d calls, quote %q, reason %q", rec.Judge, rec.JudgeCalls, rec.JudgeQuote, rec.JudgeReason)
 	}
-	if rec = score("The program is xeyes [1]. A guess [unverified]."); !rec.Contains || rec.UnverifiedOnly {
-		t.Errorf("answer in a checked sentence: contains %v, unverified only %v, want contains alone", rec.Contains, rec.UnverifiedOnly)
+	if rec = score("The program is xeyes [1]. A guess [unverified]."); !rec.Contains || rec.UnverifiedOnly || !rec.Backed {
+		t.Errorf("answer in a checked sentence: contains %v, unverified only %v, backed %v; want contains and backed", rec.Contains, rec.UnverifiedOnly, rec.Backed)
+	}
+	// The gold answer only in the sentence whose citation the judge rejects.
+	if rec = score("Over an xterm window, which uses the X Window System core protocol, the eyes move with the mouse cursor [2]. " + scoreWrong); !rec.Contains || rec.Backed || rec.Supported != 1 {
+		t.Errorf("answer in an unsupported sentence: contains %v, backed %v; want contains alone", rec.Contains, rec.Backed)
 	}
 }
 

@@ -39,11 +39,15 @@ type EvalRecord struct {
 	// UnverifiedOnly: the gold answer is contained only in sentences
 	// the session's citation check marked [unverified] (score.Verified),
 	// that is, the model's guess flagged to the reader, not what it read.
-	UnverifiedOnly bool    `json:"unverified_only,omitempty"`
-	Judge          float64 `json:"judge"`
-	JudgeReason    string  `json:"judge_reason,omitempty"`
-	JudgeError     string  `json:"judge_error,omitempty"`
-	JudgeQuote     string  `json:"judge_quote,omitempty"` // the response's sentences the judge graded
+	UnverifiedOnly bool `json:"unverified_only,omitempty"`
+	// Backed: the gold answer is contained in the sentences whose
+	// citations the evaluation's judge supports, by the same rule for
+	// every system (the session's own check is lethe's alone).
+	Backed      bool    `json:"contains_backed,omitempty"`
+	Judge       float64 `json:"judge"`
+	JudgeReason string  `json:"judge_reason,omitempty"`
+	JudgeError  string  `json:"judge_error,omitempty"`
+	JudgeQuote  string  `json:"judge_quote,omitempty"` // the response's sentences the judge graded
 	// CitationError is the last answer of the entailment judge that gave
 	// no verdict on a single claim (that claim is counted in Unjudged).
 	CitationError string `json:"citation_error,omitempty"`
@@ -100,6 +104,7 @@ type EvalSummary struct {
 	Failed         int     `json:"failed"`
 	Contains       float64 `json:"contains"`           // share of questions
 	Verified       float64 `json:"contains_verified"`  // share of questions contained outside [unverified] sentences
+	Backed         float64 `json:"contains_backed"`    // share of questions contained in sentences with a supported citation (EvalRecord.Backed)
 	Judge          float64 `json:"judge"`              // mean grade
 	Precision      float64 `json:"citation_precision"` // pooled: Σsupported/Σcited
 	CitationRecall float64 `json:"citation_recall"`    // pooled: Σciting/Σfactual
@@ -225,6 +230,7 @@ type SystemStatus struct {
 	Failed    int     `json:"failed"`
 	Contains  float64 `json:"contains"`          // share so far
 	Verified  float64 `json:"contains_verified"` // share so far, outside [unverified] sentences (EvalSummary.Verified)
+	Backed    float64 `json:"contains_backed"`   // share so far, in sentences with a supported citation (EvalSummary.Backed)
 	Judge     float64 `json:"judge"`             // mean so far
 	Cited     int     `json:"cited"`
 	Supported int     `json:"supported"`

@@ -94,6 +94,14 @@ func TestEvaluationScores(t *testing.T) {
 		if math.Abs(s.Precision-4.0/6) > 1e-12 || s.Contains != 1 || s.Judge != 1 || s.Calls == 0 || s.Tokens == 0 {
 			t.Errorf("%s: %+v", s.System, s)
 		}
+		// Each gold string stands in a supported sentence (WrongClaim and
+		// the [9] sentence hold none).
+		if s.Backed != 1 {
+			t.Errorf("%s: correct (backed) %v, want 1", s.System, s.Backed)
+		}
+	}
+	if lethe.Backed > lethe.Contains {
+		t.Errorf("lethe: correct (backed) %v above correct (contains) %v", lethe.Backed, lethe.Contains)
 	}
 	if lethe.Judge != 0 || math.Abs(lethe.Contains-1.0/3) > 1e-12 || lethe.Calls == 0 {
 		t.Errorf("lethe: %+v", lethe)

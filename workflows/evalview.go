@@ -32,6 +32,9 @@ func (e *evaluation) progress() EvalProgress {
 					st.Verified++
 				}
 			}
+			if r.Backed {
+				st.Backed++
+			}
 			st.Judge += r.Judge
 			st.Cited += r.Cited
 			st.Supported += r.Supported
@@ -41,6 +44,7 @@ func (e *evaluation) progress() EvalProgress {
 		if st.Records > 0 {
 			st.Contains /= float64(st.Records)
 			st.Verified /= float64(st.Records)
+			st.Backed /= float64(st.Records)
 			st.Judge /= float64(st.Records)
 		}
 		p.Systems = append(p.Systems, st)
@@ -67,9 +71,9 @@ func (e *evaluation) publish(ctx workflow.Context) {
 	if len(p.Running) > 0 {
 		fmt.Fprintf(&b, "; running: %s", strings.Join(p.Running, ", "))
 	}
-	b.WriteString("\n\n| system | scored | failed | correct (contains) | correct (verified) | correct (judge) | citations supported | unjudged | tokens |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n\n| system | scored | failed | correct (contains) | correct (verified) | correct (backed) | correct (judge) | citations supported | unjudged | tokens |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range p.Systems {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %d of %d | %d | %d |\n", s.System, s.Records, s.Failed, s.Contains, s.Verified, s.Judge, s.Supported, s.Cited, s.Unjudged, s.Tokens)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %d of %d | %d | %d |\n", s.System, s.Records, s.Failed, s.Contains, s.Verified, s.Backed, s.Judge, s.Supported, s.Cited, s.Unjudged, s.Tokens)
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
 }

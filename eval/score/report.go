@@ -52,6 +52,9 @@ func Summarize(records []Record, systems []string) []Summary {
 					sm.Verified++
 				}
 			}
+			if r.Backed {
+				sm.Backed++
+			}
 			sm.Judge += r.Judge
 			sm.EvidenceRecall += r.EvidenceRecall
 			cited, supported, factual, citing = cited+r.Cited, supported+r.Supported, factual+r.Factual, citing+r.Citing
@@ -61,7 +64,7 @@ func Summarize(records []Record, systems []string) []Summary {
 			sm.Minutes += r.Seconds / 60
 		}
 		n := float64(len(rs))
-		sm.Contains, sm.Verified, sm.Judge, sm.EvidenceRecall = sm.Contains/n, sm.Verified/n, sm.Judge/n, sm.EvidenceRecall/n
+		sm.Contains, sm.Verified, sm.Backed, sm.Judge, sm.EvidenceRecall = sm.Contains/n, sm.Verified/n, sm.Backed/n, sm.Judge/n, sm.EvidenceRecall/n
 		sm.Precision, sm.CitationRecall = Ratio(supported, cited), Ratio(citing, factual)
 		out = append(out, sm)
 	}
@@ -102,11 +105,11 @@ func SortRecords(records []Record, systems []string) {
 // and system.
 func Table(sums []Summary, records []Record) string {
 	var b strings.Builder
-	b.WriteString("| system | questions | failed | correct (contains) | correct (verified) | correct (judge) | citation precision | citation recall | evidence recall | unjudged | LLM calls | tokens | minutes |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| system | questions | failed | correct (contains) | correct (verified) | correct (backed) | correct (judge) | citation precision | citation recall | evidence recall | unjudged | LLM calls | tokens | minutes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d | %.1f |\n",
-			s.System, s.Questions, s.Failed, s.Contains, s.Verified, s.Judge, s.Precision, s.CitationRecall, s.EvidenceRecall, s.Unjudged, s.Calls, s.Tokens, s.Minutes)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d | %d | %.1f |\n",
+			s.System, s.Questions, s.Failed, s.Contains, s.Verified, s.Backed, s.Judge, s.Precision, s.CitationRecall, s.EvidenceRecall, s.Unjudged, s.Calls, s.Tokens, s.Minutes)
 	}
 	if len(records) == 0 {
 		return b.String()

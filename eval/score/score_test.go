@@ -176,7 +176,7 @@ func boolInt(b bool) int {
 
 func TestSummarize(t *testing.T) {
 	recs := []Record{
-		{Index: 1, System: "rag", Contains: true, Judge: 1, Cited: 3, Supported: 2, Factual: 4, Citing: 3, EvidenceRecall: 1, Calls: 1, PromptTokens: 900, CompletionTokens: 100, Seconds: 30},
+		{Index: 1, System: "rag", Contains: true, Backed: true, Judge: 1, Cited: 3, Supported: 2, Factual: 4, Citing: 3, EvidenceRecall: 1, Calls: 1, PromptTokens: 900, CompletionTokens: 100, Seconds: 30},
 		{Index: 0, System: "rag", Judge: 0.5, Cited: 2, Supported: 1, Unjudged: 1, Factual: 1, Citing: 1, EvidenceRecall: 0.5, Calls: 1, PromptTokens: 1000, Seconds: 30},
 		{Index: 0, System: "lethe", Failed: true, Error: "stopped"},
 		{Index: 1, System: "lethe", Contains: true, UnverifiedOnly: true},
@@ -184,7 +184,7 @@ func TestSummarize(t *testing.T) {
 	sums := Summarize(recs, []string{"lethe", "rag", "loop"})
 	want := []Summary{
 		{System: "lethe", Questions: 2, Failed: 1, Contains: 0.5},
-		{System: "rag", Questions: 2, Contains: 0.5, Verified: 0.5, Judge: 0.75, Precision: 0.6, CitationRecall: 0.8, EvidenceRecall: 0.75, Unjudged: 1, Calls: 2, Tokens: 2000, Minutes: 1},
+		{System: "rag", Questions: 2, Contains: 0.5, Verified: 0.5, Backed: 0.5, Judge: 0.75, Precision: 0.6, CitationRecall: 0.8, EvidenceRecall: 0.75, Unjudged: 1, Calls: 2, Tokens: 2000, Minutes: 1},
 	}
 	if !reflect.DeepEqual(sums, want) {
 		t.Fatalf("Summarize:\n got  %+v\n want %+v", sums, want)
@@ -194,7 +194,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("SortRecords: %+v", recs)
 	}
 	tab := Table(sums, recs)
-	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.50 | 0.75 | 0.60 | 0.80 | 0.75 | 1 | 2 | 2000 | 1.0 |") ||
+	if !strings.Contains(tab, "| rag | 2 | 0 | 0.50 | 0.50 | 0.50 | 0.75 | 0.60 | 0.80 | 0.75 | 1 | 2 | 2000 | 1.0 |") ||
 		!strings.Contains(tab, "| lethe | 2 | 1 | 0.50 | 0.00 |") || !strings.Contains(tab, "| lethe | unverified |") ||
 		!strings.Contains(tab, "| rag | no | 0.5 | 2 (1) | 1 | 1 (1) |") || !strings.Contains(tab, "failed: stopped") {
 		t.Fatalf("Table:\n%s", tab)
