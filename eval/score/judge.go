@@ -119,11 +119,12 @@ func answerSentences(response string) []Sentence {
 	return out
 }
 
-// looseQuoteRe reads a quote the judge did not escape: a small model
-// copies a sentence with its double quotes ("… the \"/etc/apt/preferences\"
-// file …" came back unescaped, which no JSON parser reads), and the
-// copy runs to the last quote mark of the answer.
-var looseQuoteRe = regexp.MustCompile(`(?s)"quote"\s*:\s*"(.*)"\s*}?\s*(?:` + "```" + `)?\s*$`)
+// looseQuoteRe reads a quote that is not valid JSON: a small model copies
+// a sentence with its double quotes unescaped ("… the "/etc/apt/preferences"
+// file …"), or closes the string with the backtick of the code span it
+// copied (`{"quote": "… with the command `$ MALLOC_CHECK_=2.`}`, the
+// nineteenth run's dr-053). The copy runs to the end of the object.
+var looseQuoteRe = regexp.MustCompile(`(?s)"quote"\s*:\s*"(.*?)"?\s*}?\s*(?:` + "```" + `)?\s*$`)
 
 // parseQuote is the judge's first answer: the quote of its JSON object,
 // or of an object whose quote has unescaped quote marks.

@@ -108,6 +108,7 @@ func TestJudge(t *testing.T) {
 		{"two sentences", `{"quote": "The daemon listens on port 993. It also speaks POP3."}`, `{"same": true}`, nil, 1, "The daemon listens on port 993. It also speaks POP3.", 2, nil},
 		{"different", `{"quote": "Use port 143 with STARTTLS."}`, `{"same": false}`, nil, 0, "Use port 143 with STARTTLS.", 2, nil},
 		{"quote marks unescaped", `{"quote": "The "imaps" entry of /etc/services names port 993."}`, `{"same": true}`, nil, 1, `The "imaps" entry of /etc/services names port 993.`, 2, nil},
+		{"string closed by a backtick", "{\"quote\": \"Use port 143 with `STARTTLS`}", `{"same": false}`, nil, 0, "Use port 143 with STARTTLS.", 2, nil},
 		{"nothing answers", `{"quote": ""}`, `{"same": true}`, nil, 0, "", 1, nil},
 		{"the judge's own words", `{"quote": "IMAPS uses port 993 according to /etc/services."}`, `{"same": true}`, nil, 0, "", 1, nil},
 		{"no verdict", `{"quote": "The daemon listens on port 993."}`, `{"answer": "yes"}`, nil, 0, "The daemon listens on port 993.", 2, ErrJudgeAnswer},
