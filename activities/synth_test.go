@@ -115,6 +115,11 @@ func TestProseAndFactsParagraph(t *testing.T) {
 			"Change it by: $ sudo update-alternatives --config editor. This command selects the editor [1]."},
 		{"Run `a` then `b`\n```\nx `y`\n```", "Run `a` then `b` x `y`"},
 		{"- Alpha\n- Beta [2]\nthen more", "Alpha. Beta [2] then more"},
+		// Section numbers in brackets are not citations (the real-model
+		// CI step's dr-029 summary, stop 46); [n] and code stay.
+		{"It uses X11 [unverified]. [7.2] The eyes move [1]. [7.3. GUI infrastructure] See [Section 9.4.12] too.",
+			"It uses X11 [unverified]. The eyes move [1]. See too."},
+		{"Version [1] is 2.6.30 [2]; run `a[1.2]` and `b [3.4 x]`.", "Version [1] is 2.6.30 [2]; run `a[1.2]` and `b [3.4 x]`."},
 		{"", ""},
 		// Marks that open the paragraph: dropped when the first sentence has
 		// its own, moved to its end when it has none.
