@@ -97,19 +97,22 @@ func Judge(ctx context.Context, ask Ask, question, gold, response string, maxCha
 	return Judgement{Reason: "the response's answer is not the gold answer", Quote: answer}, 2, nil
 }
 
-// answerSentences are every sentence of a response the judge may quote:
-// headings, list items and code lines included, and lines that open with
-// their citations ("[2] The secure IMAP service uses port 993.", as the
+// answerSentences are the sentences of a response the judge may quote:
+// list items and code lines included, and lines that open with their
+// citations ("[2] The secure IMAP service uses port 993.", as the
 // baselines' small model writes them), which Sentences reads as a source
-// list's entries.
+// list's entries. Headings are not: a report's title is the question
+// itself, which holds every term of a quote that repeats the question's
+// words, and took the place of the twentieth run's dr-061 summary
+// sentence ("The GRUB2 menu entry whose kernel line refers to
+// root=UUID=...").
 func answerSentences(response string) []Sentence {
 	var out []Sentence
 	for _, line := range strings.Split(response, "\n") {
 		l := strings.TrimSpace(line)
-		if strings.HasPrefix(l, "```") {
+		if strings.HasPrefix(l, "```") || strings.HasPrefix(l, "#") {
 			continue
 		}
-		l = strings.TrimSpace(strings.TrimLeft(l, "#"))
 		if m := listRe.FindString(l); m != "" {
 			l = strings.TrimSpace(l[len(m):])
 		}
@@ -142,47 +145,59 @@ func parseQuote(out string) (string, error) {
 	return "", fmt.Errorf("%w: %w", ErrJudgeAnswer, err)
 }
 
-// GroundShare is the share of the judge's quote's terms that one or two
-// consecutive sentences of the response must hold for the quote to be
-// theirs: a copy that drops a citation or a quote mark is still a copy,
-// and a sentence the judge wrote itself (it "corrected" the answer while
-// copying it) is not.
+// GroundShare is the share of the terms of each sentence of the judge's
+// quote that one sentence of the response must hold for the quote to be
+// the response's: a copy that drops a citation or a quote mark is still
+// a copy, and a sentence the judge wrote itself (it "corrected" the
+// answer while copying it) is not.
 const GroundShare = 0.8
 
-// Ground finds the response's own sentences (one, or two in a row) that
-// the judge's quote copies, and returns them: the response's words, not
-// the judge's, are compared with the gold answer. The best window holds
-// the largest share of the quote's distinct terms (on ties one sentence
-// before two, then the earliest); it must hold GroundShare of them.
+// Ground finds the response's own sentences that the judge's quote
+// copies, and returns them in the response's order: the response's
+// words, not the judge's, are compared with the gold answer. Each
+// sentence of the quote (split as the response is, so that "root=UUID=...
+// is kept in …" is cut in both at the same place) must have a sentence
+// of the response holding GroundShare of its terms, the earliest of the
+// best; a quote sentence without terms is skipped.
 func Ground(quote, response string) (string, bool) {
-	want := uniq(Terms(quote))
-	if len(want) == 0 {
-		return "", false
+	rs := answerSentences(response)
+	terms := make([]map[string]bool, len(rs))
+	for i, r := range rs {
+		terms[i] = map[string]bool{}
+		for _, t := range Terms(r.Text) {
+			terms[i][t] = true
+		}
 	}
-	ss := answerSentences(response)
-	best, bestShare := "", 0.0
-	for w := 1; w <= 2; w++ {
-		for i := 0; i+w <= len(ss); i++ {
-			text := ss[i].Text
-			if w == 2 {
-				text += " " + ss[i+1].Text
-			}
-			have := map[string]bool{}
-			for _, t := range Terms(text) {
-				have[t] = true
-			}
+	picked := map[int]bool{}
+	for _, q := range answerSentences(quote) {
+		want := uniq(Terms(q.Text))
+		if len(want) == 0 {
+			continue
+		}
+		best, bestShare := -1, 0.0
+		for i := range rs {
 			n := 0
 			for _, t := range want {
-				if have[t] {
+				if terms[i][t] {
 					n++
 				}
 			}
 			if share := float64(n) / float64(len(want)); share > bestShare {
-				best, bestShare = text, share
+				best, bestShare = i, share
 			}
 		}
+		if bestShare < GroundShare {
+			return "", false
+		}
+		picked[best] = true
 	}
-	return best, bestShare >= GroundShare
+	var out []string
+	for i, r := range rs {
+		if picked[i] {
+			out = append(out, r.Text)
+		}
+	}
+	return strings.Join(out, " "), len(out) > 0
 }
 
 // EntailSystem is the system message of the citation check.

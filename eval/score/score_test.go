@@ -109,6 +109,8 @@ func TestJudge(t *testing.T) {
 		{"different", `{"quote": "Use port 143 with STARTTLS."}`, `{"same": false}`, nil, 0, "Use port 143 with STARTTLS.", 2, nil},
 		{"quote marks unescaped", `{"quote": "The "imaps" entry of /etc/services names port 993."}`, `{"same": true}`, nil, 1, `The "imaps" entry of /etc/services names port 993.`, 2, nil},
 		{"string closed by a backtick", "{\"quote\": \"Use port 143 with `STARTTLS`}", `{"same": false}`, nil, 0, "Use port 143 with STARTTLS.", 2, nil},
+		{"two sentences apart, copied out of order", `{"quote": "Use port 143 with STARTTLS. The daemon listens on port 993."}`, `{"same": true}`, nil, 1, "The daemon listens on port 993. Use port 143 with STARTTLS.", 2, nil},
+		{"one sentence invented", `{"quote": "The daemon listens on port 993. Thunderbird connects there by default."}`, `{"same": true}`, nil, 0, "", 1, nil},
 		{"nothing answers", `{"quote": ""}`, `{"same": true}`, nil, 0, "", 1, nil},
 		{"the judge's own words", `{"quote": "IMAPS uses port 993 according to /etc/services."}`, `{"same": true}`, nil, 0, "", 1, nil},
 		{"no verdict", `{"quote": "The daemon listens on port 993."}`, `{"answer": "yes"}`, nil, 0, "The daemon listens on port 993.", 2, ErrJudgeAnswer},
@@ -136,6 +138,19 @@ func TestJudge(t *testing.T) {
 
 // TestRubricNamesItsQuestions keeps the prompts and the rubric the docs
 // quote on the same two questions.
+// TestGroundSplitsAsTheResponse: the twentieth run's dr-061
+// summary, "… refers to root=UUID=... is kept in `/boot/grub/grub.cfg`.",
+// is three pieces to the splitter; the judge's copy of it is split the
+// same way and grounded piece by piece.
+func TestGroundSplitsAsTheResponse(t *testing.T) {
+	response := "# Which command probes the UUID of a block device, and in which file does GRUB2 keep the menu entry whose kernel line refers to root=UUID=...?\n\n## Summary\n\nUse `blkid(8)` to probe UUID of a block device [5]. The GRUB2 menu entry whose kernel line refers to root=UUID=... is kept in `/boot/grub/grub.cfg`. [3]"
+	quote := "Use `blkid(8)` to probe UUID of a block device [5]. The GRUB2 menu entry whose kernel line refers to root=UUID=... is kept in `/boot/grub/grub.cfg`. [3]"
+	got, ok := Ground(quote, response)
+	if !ok || got != "Use `blkid(8)` to probe UUID of a block device. The GRUB2 menu entry whose kernel line refers to root=UUID=... is kept in `/boot/grub/grub.cfg`." {
+		t.Fatalf("Ground = %q, %v", got, ok)
+	}
+}
+
 func TestRubricNamesItsQuestions(t *testing.T) {
 	ext, cmp := ExtractPrompt("Q?", "R.", 100), ComparePrompt("Q?", "G.", "B.")
 	for _, phrase := range []string{"Copy, word for word, the sentence or two of the RESPONSE that best answer the QUESTION", "give the same answer to the QUESTION", "a different command, file, option, number or name does"} {
