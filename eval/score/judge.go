@@ -51,8 +51,8 @@ type Judgement struct {
 // call's (an outage), which Judge passes on.
 type Ask func(ctx context.Context, system, user string, maxTokens int) (string, error)
 
-// JudgeTokens bound the judge's two answers: a quote of two sentences,
-// and a boolean.
+// ExtractTokens and CompareTokens bound the judge's two answers: a quote
+// of two sentences, and a boolean.
 const (
 	ExtractTokens = 256
 	CompareTokens = 32
