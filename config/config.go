@@ -353,6 +353,8 @@ type Graph struct {
 	Neo4jDatabase     string `mapstructure:"neo4j_database" json:"neo4j_database"`
 	// lane ann (#14): the Neo4j store's walk cache
 	Neo4jWalkCacheMiB int `mapstructure:"neo4j_walk_cache_mib" json:"neo4j_walk_cache_mib"`
+	// the Neo4j store's concurrent vector statements
+	Neo4jVectorStatements int `mapstructure:"neo4j_vector_statements" json:"neo4j_vector_statements"`
 }
 
 type Temporal struct {

@@ -52,6 +52,7 @@ type options struct {
 	ingest   int
 	calls    bool
 	walk     int
+	vecStmts int
 }
 
 func main() {
@@ -94,6 +95,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.tolRef, "tol-ref", 1e-7, "the push tolerance of the reference run of -tols")
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
 	fs.IntVar(&o.walk, "walk-cache-mib", config.Defaults().Graph.Neo4jWalkCacheMiB, "Neo4j store: MiB the walk cache may hold (graph.neo4j_walk_cache_mib; 0: off, as before it existed)")
+	fs.IntVar(&o.vecStmts, "vector-statements", config.Defaults().Graph.Neo4jVectorStatements, "Neo4j store: read transactions at once of a sync's vector queries (graph.neo4j_vector_statements; 1: one, as before it existed)")
 	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -216,22 +217,52 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	// were labelled (the first call for a session, or evidence the sync
 	// never queried), this call scans exactly instead.
 	scan := labelled > int64(len(queries))
-	err = s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		if scan {
+	if scan {
+		err = s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
 			var err error
 			out, err = s.scanAll(ctx, tx, sessionID, dim, queries, threshold)
 			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		// k starts at vecThresholdK whatever the session's share of the index:
-		// a threshold query stops at the first item under the threshold,
-		// so what it needs is the number of items over it in all sessions,
-		// a page or two of near-duplicates, not the share (startK, which
-		// NearestCosine uses, would scan at once where 64 suffice).
-		var err error
-		out, err = s.nearestAll(ctx, tx, sessionID, dim, queries, threshold)
-		return err
-	})
-	if err != nil {
+		return out, nil
+	}
+	return s.nearestParts(ctx, sessionID, dim, queries, threshold)
+}
+
+// nearestParts splits the queries into up to cfg.VectorStatements read
+// transactions that run at once: the server answers the queries of one
+// statement one after another on one thread, about 4 ms each at 100k
+// items, and the sync is the largest part of a long session's iteration
+// on Neo4j (docs/neo4j.md, "Vector statements at once"). Each part is
+// its own transaction; the index is eventually consistent either way, and
+// the parts read nothing another part writes.
+func (s *Store) nearestParts(ctx context.Context, sessionID string, dim int, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
+	parts := min(max(s.cfg.VectorStatements, 1), len(queries))
+	out := make([][]graph.Neighbor, len(queries))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(queries)/parts, (p+1)*len(queries)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
+				// k starts at vecThresholdK whatever the session's share of
+				// the index: a threshold query stops at the first item under
+				// the threshold, so what it needs is the number of items over
+				// it in all sessions, a page or two of near-duplicates, not
+				// the share (startK, which NearestCosine uses, would scan at
+				// once where 64 suffice).
+				res, err := s.nearestAll(ctx, tx, sessionID, dim, queries[lo:hi], threshold)
+				copy(out[lo:hi], res)
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return out, nil

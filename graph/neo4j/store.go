@@ -52,6 +52,10 @@ type Config struct {
 	// WalkCacheMiB is how much memory the walk cache may hold
 	// (walkcache.go; graph.neo4j_walk_cache_mib); 0: none.
 	WalkCacheMiB int
+	// VectorStatements is how many read transactions at once a
+	// NearestEvidence call splits its index queries into
+	// (graph.neo4j_vector_statements); 0 or 1: one.
+	VectorStatements int
 }
 
 // Timeouts of the driver: a connection is made or fails within
