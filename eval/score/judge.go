@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ import (
 // reason the rubric's own 0.5 line); asked first to copy the response's
 // answer and then whether two short answers agree, it tells them apart.
 const Rubric = `1. Copy, word for word, the sentence or two of the RESPONSE that best answer the QUESTION (none if no sentence does).
-2. Do those sentences and the GOLD ANSWER give the same answer to the QUESTION? Extra detail does not matter; a different command, file, option, number or name does.
+2. Do those sentences and the GOLD ANSWER give the same answer to the QUESTION? Extra detail does not matter; a different command, file, option, number or name does. Asked of the sentences together and, when they do not, of each sentence alone.
 Grade 1 when the copied sentences are the response's own and the answer is the same, otherwise 0. Citations and style do not matter.`
 
 // JudgeSystem is the system message of both of the judge's questions.
@@ -77,24 +78,62 @@ func Judge(ctx context.Context, ask Ask, question, gold, response string, maxCha
 	if strings.TrimSpace(quote) == "" {
 		return Judgement{Reason: "no sentence of the response answers the question"}, 1, nil
 	}
-	answer, ok := Ground(quote, response)
-	if !ok {
+	sentences := ground(quote, response)
+	if sentences == nil {
 		return Judgement{Reason: "the judge's quote is not the response's: " + cut(quote, 200)}, 1, nil
 	}
-	out, err = ask(ctx, JudgeSystem, ComparePrompt(question, gold, answer), CompareTokens)
+	answer := strings.Join(sentences, " ")
+	calls = 1
+	same, err := compare(ctx, ask, question, gold, answer, &calls)
+	if err != nil || same {
+		return sameJudgement(same, answer, answer), calls, err
+	}
+	if len(sentences) == 1 {
+		return sameJudgement(false, answer, answer), calls, nil
+	}
+	// A small judge shown three sentences, one of which is the answer and
+	// two extra detail, often says "not the same" (the twentieth run's
+	// dr-036: "… write to the /proc/sysrq-trigger file. For example, echo
+	// s > …"); the rubric says extra detail does not matter.
+	for _, s := range sentences[:min(len(sentences), MaxSentenceCompares)] {
+		if same, err = compare(ctx, ask, question, gold, s, &calls); err != nil || same {
+			return sameJudgement(same, s, answer), calls, err
+		}
+	}
+	return sameJudgement(false, answer, answer), calls, nil
+}
+
+// MaxSentenceCompares bounds the second question asked of single
+// sentences: the quote is "the sentence or two", and a copy the response
+// splits finer (a code line, a list) is still a few.
+const MaxSentenceCompares = 4
+
+// compare asks the second question of one answer and counts the call.
+func compare(ctx context.Context, ask Ask, question, gold, answer string, calls *int) (bool, error) {
+	*calls++
+	out, err := ask(ctx, JudgeSystem, ComparePrompt(question, gold, answer), CompareTokens)
 	if err != nil {
-		return Judgement{}, 2, err
+		return false, err
 	}
 	var c struct {
 		Same *bool `json:"same"`
 	}
 	if err := firstObject(out, &c); err != nil || c.Same == nil {
-		return Judgement{Quote: answer}, 2, fmt.Errorf("%w: no \"same\" in %q", ErrJudgeAnswer, cut(out, 120))
+		return false, fmt.Errorf("%w: no \"same\" in %q", ErrJudgeAnswer, cut(out, 120))
 	}
-	if *c.Same {
-		return Judgement{Score: 1, Reason: "the response's answer is the gold answer", Quote: answer}, 2, nil
+	return *c.Same, nil
+}
+
+// sameJudgement is the grade of a comparison: which sentences gave the
+// gold answer (by, when one sentence alone did), and all that were graded.
+func sameJudgement(same bool, by, graded string) Judgement {
+	switch {
+	case !same:
+		return Judgement{Reason: "the response's answer is not the gold answer", Quote: graded}
+	case by == graded:
+		return Judgement{Score: 1, Reason: "the response's answer is the gold answer", Quote: graded}
 	}
-	return Judgement{Reason: "the response's answer is not the gold answer", Quote: answer}, 2, nil
+	return Judgement{Score: 1, Reason: "the response's sentence " + strconv.Quote(cut(by, 160)) + " gives the gold answer", Quote: graded}
 }
 
 // answerSentences are the sentences of a response the judge may quote:
@@ -160,6 +199,12 @@ const GroundShare = 0.8
 // of the response holding GroundShare of its terms, the earliest of the
 // best; a quote sentence without terms is skipped.
 func Ground(quote, response string) (string, bool) {
+	s := ground(quote, response)
+	return strings.Join(s, " "), s != nil
+}
+
+// ground is Ground's sentences, nil when the quote is not the response's.
+func ground(quote, response string) []string {
 	rs := answerSentences(response)
 	terms := make([]map[string]bool, len(rs))
 	for i, r := range rs {
@@ -187,7 +232,7 @@ func Ground(quote, response string) (string, bool) {
 			}
 		}
 		if bestShare < GroundShare {
-			return "", false
+			return nil
 		}
 		picked[best] = true
 	}
@@ -197,7 +242,7 @@ func Ground(quote, response string) (string, bool) {
 			out = append(out, r.Text)
 		}
 	}
-	return strings.Join(out, " "), len(out) > 0
+	return out
 }
 
 // EntailSystem is the system message of the citation check.

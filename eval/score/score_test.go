@@ -116,13 +116,31 @@ func TestJudge(t *testing.T) {
 		{"no verdict", `{"quote": "The daemon listens on port 993."}`, `{"answer": "yes"}`, nil, 0, "The daemon listens on port 993.", 2, ErrJudgeAnswer},
 		{"extract not JSON", `port 993`, ``, nil, 0, "", 1, ErrJudgeAnswer},
 		{"outage", ``, ``, outage, 0, "", 1, outage},
+		// The second question asked of each sentence alone when the
+		// sentences together do not give the gold answer (compareOne
+		// below answers for the sentence on port 993).
+		{"one of two sentences", `{"quote": "It also speaks POP3. The daemon listens on port 993."}`, `{"same": false}`, nil, 1, "The daemon listens on port 993. It also speaks POP3.", 3, nil},
+		{"neither of two sentences", `{"quote": "It also speaks POP3. Use port 143 with STARTTLS."}`, `{"same": false}`, nil, 0, "It also speaks POP3. Use port 143 with STARTTLS.", 4, nil},
+		{"one sentence is not asked again", `{"quote": "The daemon listens on port 993 [1]."}`, `{"same": false}`, nil, 0, "The daemon listens on port 993.", 2, nil},
 	} {
+		// compareOne answers the second question asked of one sentence
+		// of a longer quote: yes for the sentence on port 993 alone.
+		compareOne := map[string]string{
+			"The daemon listens on port 993.": `{"same": true}`,
+			"It also speaks POP3.":            `{"same": false}`,
+			"Use port 143 with STARTTLS.":     `{"same": false}`,
+		}
 		ask := func(_ context.Context, system, user string, maxTokens int) (string, error) {
+			compare := strings.Contains(user, "ANSWER A: Port 993.") && maxTokens == CompareTokens
+			_, after, _ := strings.Cut(user, "ANSWER B: ")
+			b, _, _ := strings.Cut(after, "\n")
 			switch {
 			case system != JudgeSystem:
 				t.Fatalf("%s: system %q", c.name, system)
-			case strings.Contains(user, "ANSWER A: Port 993.") && maxTokens == CompareTokens:
+			case compare && b == c.quote:
 				return c.compare, nil
+			case compare && compareOne[b] != "":
+				return compareOne[b], nil
 			case strings.Contains(user, "RESPONSE:\n# Title") && maxTokens == ExtractTokens:
 				return c.extract, c.extractErr
 			}
