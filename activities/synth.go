@@ -564,8 +564,11 @@ func marksFirst(para string) string {
 // got "From and [unverified], you can list …" (the real-model CI step of
 // stop 45, dr-031). Group 1 is the marks; the comma after them is
 // required ("See [1] for details" is not a lead); the rest of the
-// sentence follows the match.
-var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|per|based on|in)\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+),\s*`)
+// sentence follows the match. The prompt's own word for a source may sit
+// before the marks ("From fact [3], GRUB2 reads the ESP partition …",
+// dr-061's section, twentieth evaluation run); another noun ("From the
+// manual [1], …") is the writer's and stays.
+var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|per|based on|in)\s+(?i:(?:the\s+)?(?:facts?|sources?|passages?)\s+)?((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+),\s*`)
 
 // factsLeadRe is the other form of it: the sources as the subject of a
 // claim about the rest ("The facts [1], [2], and [3] collectively support

@@ -151,6 +151,11 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"From [1], [2], and [3], you can print.", "You can print [1][2][3]."},
 		{"The facts [1] and [2] provide information about CUPS.", "The facts [1] and [2] provide information about CUPS."},
 		{"From the manual [1], you run it.", "From the manual [1], you run it."},
+		// The prompt's word for a source before the marks (dr-061's
+		// section, twentieth evaluation run).
+		{"From fact [3], GRUB2 reads the ESP partition. According to the sources [1] and [2], it boots.",
+			"GRUB2 reads the ESP partition [3]. It boots [1][2]."},
+		{"From facts, it boots [1].", "From facts, it boots [1]."},
 		{"In 2020 [1] it changed.", "In 2020 [1] it changed."},
 		{"From [1].", "From [1]."},
 	} {
