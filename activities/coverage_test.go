@@ -93,6 +93,8 @@ func TestAnchorTerms(t *testing.T) {
 		{"The secure IMAP service imaps uses port 993.", []string{" 993 "}},
 		{"IPv6 hosts set LANG=en_US.UTF-8 in ~/.profile.", []string{" ipv6 ", " lang en us utf 8 ", " profile "}},
 		{"The cups-bsd package provides lpr(1), e.g. for scripts.", []string{" cups bsd ", " lpr 1 "}},
+		// Options are names (dr-067's summary, twentieth evaluation run).
+		{"The `-p` option prints collated copies; ssh-keygen --no-pager - or lp -o.", []string{" p ", " ssh keygen ", " no pager ", " o "}},
 		// English compounds, initials, acronyms and plain words are not names.
 		{"Locale data is pre-compiled for non-interactive and/or login shells, i.e. under UPG (USA).", nil},
 	} {

@@ -290,7 +290,8 @@ type rawVerdict struct {
 // characters) does not occur in the cited source's stored evidence, or
 // does not show each number of the sentence near the words the sentence
 // puts it near (numbersLocal: the 1.5B model quoted a table row to
-// support its neighbour's port). An answer with no verdict for any item
+// support its neighbour's port), or when no text of the source names
+// what the sentence names (NamesIn: paths, commands, options). An answer with no verdict for any item
 // is an error (the caller repairs once).
 func ParseVerdicts(content string, items []VerifyItem, sources map[string][]string) ([]VerifyVerdict, error) {
 	raw, err := decodeVerdicts(content)
@@ -310,7 +311,8 @@ func ParseVerdicts(content string, items []VerifyItem, sources map[string][]stri
 		}
 		found++
 		out[k].Status = contract.Unsupported
-		if r.Supported && QuoteInSource(r.Quote, sources[it.URL]) && numbersLocal(localTerms(it.Sentence), localTerms(r.Quote)) {
+		if r.Supported && QuoteInSource(r.Quote, sources[it.URL]) && numbersLocal(localTerms(it.Sentence), localTerms(r.Quote)) &&
+			NamesIn(it.Sentence, sources[it.URL]) {
 			out[k].Status, out[k].Quote = contract.Supported, truncate(strings.TrimSpace(r.Quote), 300)
 		}
 	}

@@ -89,6 +89,33 @@ func TestParseVerdictsNumbers(t *testing.T) {
 	}
 }
 
+// TestParseVerdictsNames: a "supported" for a sentence that names an
+// option, command or path its source does not hold is unsupported, even
+// with a quote from the source (the twentieth evaluation run's dr-067:
+// "The `-p` option prints collated copies" cited to the print-server
+// table).
+func TestParseVerdictsNames(t *testing.T) {
+	sources := map[string][]string{"u": {"cups-client: System V printer commands for CUPS: lp(1), lpstat(1). Print two collated copies with lp -n 2 -o Collate=True file."}}
+	items := []VerifyItem{
+		{I: 0, N: 1, URL: "u", Sentence: "The `-p` option prints collated copies."},
+		{I: 1, N: 1, URL: "u", Sentence: "The `-o Collate=True` option prints collated copies."},
+		{I: 2, N: 1, URL: "u", Sentence: "The lpq(1) command comes with cups-client."},
+		{I: 3, N: 1, URL: "u", Sentence: "Copies can be collated when printing."},
+	}
+	answer := `{"verdicts":[{"i":0,"quote":"Print two collated copies","supported":true},{"i":1,"quote":"Print two collated copies","supported":true},` +
+		`{"i":2,"quote":"System V printer commands for CUPS","supported":true},{"i":3,"quote":"Print two collated copies","supported":true}]}`
+	got, err := ParseVerdicts(answer, items, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{contract.Unsupported, contract.Supported, contract.Unsupported, contract.Supported}
+	for k, v := range got {
+		if v.Status != want[k] {
+			t.Errorf("item %d (%s): %s, want %s", k, items[k].Sentence, v.Status, want[k])
+		}
+	}
+}
+
 func TestExcerpt(t *testing.T) {
 	texts := []string{"Intro about batteries. Dendrites grow along grain boundaries. Unrelated cooking text.\nThe cathode swells and loses contact."}
 	for _, c := range []struct {

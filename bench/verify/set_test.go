@@ -44,3 +44,34 @@ func TestTextRulesOnLabelledSet(t *testing.T) {
 		t.Errorf("%d false pairs supported by the text, want at most 6", len(falseHeld))
 	}
 }
+
+// TestNamesOnLabelledSet: a model's "supported" also needs the cited
+// source to name what the sentence names (activities.NamesIn). On the
+// labelled set that check must refuse no true pair, so it costs the
+// model route no recall there, and it refuses the false pairs that name
+// a tool, option or path their source does not hold.
+func TestNamesOnLabelledSet(t *testing.T) {
+	set, err := loadSet("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string][]string{}
+	for _, s := range set.Sources {
+		texts[s.Name] = append(texts[s.Name], s.Text)
+	}
+	var refused []string
+	for _, p := range set.Pairs {
+		if activities.NamesIn(p.Sentence, texts[p.Source]) {
+			continue
+		}
+		if p.Supported {
+			t.Errorf("%s, a true pair, is refused: %q", p.ID, p.Sentence)
+			continue
+		}
+		refused = append(refused, p.ID)
+	}
+	t.Logf("false pairs refused by names: %d %v", len(refused), refused)
+	if len(refused) < 3 {
+		t.Errorf("%d false pairs refused by names, want at least 3", len(refused))
+	}
+}
