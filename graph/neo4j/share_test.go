@@ -29,25 +29,7 @@ func TestNearestBesideACrowd(t *testing.T) {
 		bases[i] = clusterUnit(rng, dim, nil, 0)
 	}
 	item := func(j int) []float32 { return toF32(clusterUnit(rng, dim, bases[j%len(bases)], 0.05)) }
-	mk := func(name string, n int) (string, [][]float32) {
-		sid := fmt.Sprintf("crowd-%s-%d", name, time.Now().UnixNano())
-		t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
-		if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: item(0)}, graph.Task{Embedding: item(0)}); err != nil {
-			t.Fatal(err)
-		}
-		var embs [][]float32
-		var evs []graph.Evidence
-		for i := range n {
-			e := item(i)
-			embs = append(embs, e)
-			evs = append(evs, graph.Evidence{Content: fmt.Sprintf("%s %d", name, i), SourceURL: "https://example.org/" + name,
-				Kind: graph.KindHTML, Strength: 0.5, Embedding: e})
-		}
-		if _, err := s.AddEvidence(ctx, sid, "page", graph.RootShortID, evs); err != nil {
-			t.Fatal(err)
-		}
-		return sid, embs
-	}
+	mk := func(name string, n int) (string, [][]float32) { return clusterSession(t, s, "crowd-"+name, n, item) }
 	crowd, crowdEmbs := mk("crowd", 3000)
 	if _, err := s.NearestEvidence(ctx, crowd, crowdEmbs[:1], 0.9); err != nil { // labels the crowd
 		t.Fatal(err)
@@ -79,6 +61,29 @@ func TestNearestBesideACrowd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// clusterSession creates a session of n evidence items on its root task,
+// item i's embedding item(i), and returns its id and the embeddings.
+func clusterSession(t *testing.T, s graph.Store, name string, n int, item func(int) []float32) (string, [][]float32) {
+	t.Helper()
+	ctx := t.Context()
+	sid := fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: item(0)}, graph.Task{Embedding: item(0)}); err != nil {
+		t.Fatal(err)
+	}
+	embs := make([][]float32, n)
+	evs := make([]graph.Evidence, n)
+	for i := range n {
+		embs[i] = item(i)
+		evs[i] = graph.Evidence{Content: fmt.Sprintf("%s %d", name, i), SourceURL: "https://example.org/" + name,
+			Kind: graph.KindHTML, Strength: 0.5, Embedding: embs[i]}
+	}
+	if _, err := s.AddEvidence(ctx, sid, "page", graph.RootShortID, evs); err != nil {
+		t.Fatal(err)
+	}
+	return sid, embs
 }
 
 // checkNeighbours compares one query's neighbours with the exact ones:

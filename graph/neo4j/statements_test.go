@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
-
-	"github.com/lethe-research/lethe/graph"
 )
 
 // TestNearestEvidenceStatements: a store that splits a sync's queries
@@ -28,22 +25,7 @@ func TestNearestEvidenceStatements(t *testing.T) {
 		bases[i] = clusterUnit(rng, dim, nil, 0)
 	}
 	item := func(j int) []float32 { return toF32(clusterUnit(rng, dim, bases[j%len(bases)], 0.05)) }
-	sid := fmt.Sprintf("statements-%d", time.Now().UnixNano())
-	t.Cleanup(func() { _ = one.ResetSession(context.Background(), sid) })
-	if err := one.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: item(0)}, graph.Task{Embedding: item(0)}); err != nil {
-		t.Fatal(err)
-	}
-	var embs [][]float32
-	var evs []graph.Evidence
-	for i := range 400 {
-		e := item(i)
-		embs = append(embs, e)
-		evs = append(evs, graph.Evidence{Content: fmt.Sprintf("item %d", i), SourceURL: "https://example.org/s",
-			Kind: graph.KindHTML, Strength: 0.5, Embedding: e})
-	}
-	if _, err := one.AddEvidence(ctx, sid, "page", graph.RootShortID, evs); err != nil {
-		t.Fatal(err)
-	}
+	sid, embs := clusterSession(t, one, "statements", 400, item)
 	if _, err := one.NearestEvidence(ctx, sid, [][]float32{item(0)}, 0.9); err != nil { // labels (and scans)
 		t.Fatal(err)
 	}
