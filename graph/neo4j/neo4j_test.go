@@ -72,7 +72,8 @@ func open(t *testing.T, cfg neo4j.Config) *neo4j.Store {
 // uses it.
 func TestConformance(t *testing.T) {
 	cfg := serverConfig(t)
-	cfg.WalkCacheMiB = 128 // the worker's default: every shape read checks the cache
+	cfg.WalkCacheMiB = 128   // the worker's default: every shape read checks the cache
+	cfg.VectorStatements = 2 // the worker's default: a sync's queries split in two
 	s := open(t, cfg)
 	graphtest.Run(t, func(t *testing.T) graph.Store { return s })
 }
