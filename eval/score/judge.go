@@ -94,9 +94,15 @@ func Judge(ctx context.Context, ask Ask, question, gold, response string, maxCha
 	// A small judge shown three sentences, one of which is the answer and
 	// two extra detail, often says "not the same" (the twentieth run's
 	// dr-036: "… write to the /proc/sysrq-trigger file. For example, echo
-	// s > …"); the rubric says extra detail does not matter.
+	// s > …"); the rubric says extra detail does not matter. The grade of
+	// the sentences together stands unless one alone gives the answer: an
+	// unreadable answer here counts as "not the same", an outage returns.
 	for _, s := range sentences[:min(len(sentences), MaxSentenceCompares)] {
-		if same, err = compare(ctx, ask, question, gold, s, &calls); err != nil || same {
+		same, err = compare(ctx, ask, question, gold, s, &calls)
+		switch {
+		case errors.Is(err, ErrJudgeAnswer):
+			continue
+		case err != nil || same:
 			return sameJudgement(same, s, answer), calls, err
 		}
 	}

@@ -92,7 +92,7 @@ func TestWindow(t *testing.T) {
 // it; an outage is passed on, an answer that does not parse is
 // ErrJudgeAnswer.
 func TestJudge(t *testing.T) {
-	const response = "# Title\n\nThe daemon listens on port 993 [1]. It also speaks POP3.\n\n## Summary\n\nUse port 143 with STARTTLS [2].\n\n[3] The \"imaps\" entry of /etc/services names port 993."
+	const response = "# Title\n\nIt uses TLS. It listens on 143 too. The daemon listens on port 993 [1]. It also speaks POP3.\n\n## Summary\n\nUse port 143 with STARTTLS [2].\n\n[3] The \"imaps\" entry of /etc/services names port 993."
 	outage := errors.New("connection refused")
 	for _, c := range []struct {
 		name             string
@@ -121,6 +121,8 @@ func TestJudge(t *testing.T) {
 		// below answers for the sentence on port 993).
 		{"one of two sentences", `{"quote": "It also speaks POP3. The daemon listens on port 993."}`, `{"same": false}`, nil, 1, "The daemon listens on port 993. It also speaks POP3.", 3, nil},
 		{"neither of two sentences", `{"quote": "It also speaks POP3. Use port 143 with STARTTLS."}`, `{"same": false}`, nil, 0, "It also speaks POP3. Use port 143 with STARTTLS.", 4, nil},
+		{"an unreadable answer for one sentence", `{"quote": "It uses TLS. The daemon listens on port 993."}`, `{"same": false}`, nil, 1, "It uses TLS. The daemon listens on port 993.", 4, nil},
+		{"an outage while asking of one sentence", `{"quote": "It listens on 143 too. The daemon listens on port 993."}`, `{"same": false}`, nil, 0, "It listens on 143 too. The daemon listens on port 993.", 3, outage},
 		{"one sentence is not asked again", `{"quote": "The daemon listens on port 993 [1]."}`, `{"same": false}`, nil, 0, "The daemon listens on port 993.", 2, nil},
 	} {
 		// compareOne answers the second question asked of one sentence
@@ -129,6 +131,8 @@ func TestJudge(t *testing.T) {
 			"The daemon listens on port 993.": `{"same": true}`,
 			"It also speaks POP3.":            `{"same": false}`,
 			"Use port 143 with STARTTLS.":     `{"same": false}`,
+			"It uses TLS.":                    `{"answer": "yes"}`,
+			"It listens on 143 too.":          "outage",
 		}
 		ask := func(_ context.Context, system, user string, maxTokens int) (string, error) {
 			compare := strings.Contains(user, "ANSWER A: Port 993.") && maxTokens == CompareTokens
@@ -139,6 +143,8 @@ func TestJudge(t *testing.T) {
 				t.Fatalf("%s: system %q", c.name, system)
 			case compare && b == c.quote:
 				return c.compare, nil
+			case compare && compareOne[b] == "outage":
+				return "", outage
 			case compare && compareOne[b] != "":
 				return compareOne[b], nil
 			case strings.Contains(user, "RESPONSE:\n# Title") && maxTokens == ExtractTokens:
