@@ -694,25 +694,42 @@ func writeTasks(ctx context.Context, tx driver.ManagedTransaction, ts []graph.Ta
 		}
 		rows[i] = map[string]any{"id": t.ID, "props": taskProps(t), "parent": optString(t.Parent), "deps": deps}
 	}
-	p := map[string]any{"rows": rows}
-	for _, q := range []string{
-		// Nodes first: parents and prerequisites may be created in this write.
-		"UNWIND $rows AS row MERGE (t:Task {id: row.id}) SET t += row.props",
-		`UNWIND $rows AS row MATCH (t:Task {id: row.id})-[r:SUBTASK_OF]->(p:Task)
-WHERE row.parent IS NULL OR p.id <> row.parent DELETE r`,
-		`UNWIND $rows AS row MATCH (t:Task {id: row.id})-[r:DEPENDS_ON]->(d:Task)
-WHERE NOT d.id IN row.deps DELETE r`,
-		`UNWIND $rows AS row WITH row WHERE row.parent IS NOT NULL
-MATCH (t:Task {id: row.id}), (p:Task {id: row.parent}) MERGE (t)-[:SUBTASK_OF]->(p)`,
-		`UNWIND $rows AS row UNWIND row.deps AS dep
-MATCH (t:Task {id: row.id}), (d:Task {id: dep}) MERGE (t)-[:DEPENDS_ON]->(d)`,
-	} {
-		if err := run(ctx, tx, q, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return run(ctx, tx, writeTaskRows, map[string]any{"rows": rows})
 }
+
+// writeTaskRows writes tasks and their SUBTASK_OF and DEPENDS_ON edges in
+// one statement (it was five, a round trip each in every Apply that
+// creates or changes a task). The collect between the nodes and the
+// edges makes every node exist before any edge is drawn: parents and
+// prerequisites may be created in this write. Each row then changes
+// only its own task's outgoing edges, so doing the rows one after another
+// is the same as each step for all rows.
+const writeTaskRows = `UNWIND $rows AS row
+MERGE (t:Task {id: row.id}) SET t += row.props
+WITH collect(row) AS rows
+UNWIND rows AS row
+MATCH (t:Task {id: row.id})
+CALL {
+  WITH t, row
+  OPTIONAL MATCH (t)-[r:SUBTASK_OF]->(p:Task) WHERE row.parent IS NULL OR p.id <> row.parent
+  DELETE r
+}
+CALL {
+  WITH t, row
+  OPTIONAL MATCH (t)-[r:DEPENDS_ON]->(d:Task) WHERE NOT d.id IN row.deps
+  DELETE r
+}
+CALL {
+  WITH t, row
+  MATCH (p:Task {id: row.parent})
+  MERGE (t)-[:SUBTASK_OF]->(p)
+}
+CALL {
+  WITH t, row
+  UNWIND row.deps AS dep
+  MATCH (d:Task {id: dep})
+  MERGE (t)-[:DEPENDS_ON]->(d)
+}`
 
 // insertEvidence creates evidence nodes (known to be new) with their
 // SUPPORTS edges, and adds them to the session's counter (evidenceCount).
