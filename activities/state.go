@@ -163,19 +163,11 @@ func (a *Activities) SyncSimilar(ctx context.Context, in SyncSimilarInput) (Sync
 // the task. One round trip instead of three: each step is idempotent, so
 // the whole is, and a retry after a crash repeats nothing that matters.
 func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, error) {
-	return a.focus(ctx, in, nil)
-}
-
-// focus is Focus with the session's per-task evidence counts when the
-// caller has read them (nil: Expand reads them).
-func (a *Activities) focus(ctx context.Context, in FocusInput, counts map[string]int) (ExpandResult, error) {
 	if err := a.SetStatus(ctx, StatusInput{SessionID: in.SessionID, Task: in.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
 		return ExpandResult{}, fmt.Errorf("focus: %w", err)
 	}
-	if _, err := a.SyncSimilar(ctx, SyncSimilarInput{SessionID: in.SessionID, Iteration: in.Iteration, Similar: in.Similar}); err != nil {
-		return ExpandResult{}, fmt.Errorf("focus: %w", err)
-	}
-	return a.expand(ctx, ExpandInput{SessionID: in.SessionID, Task: in.Task, Context: in.Context, ChunkChars: in.ChunkChars}, counts)
+	ex, _, err := a.syncExpand(ctx, in)
+	return ex, err
 }
 
 // Expand runs PPR from the selected task over all edge types, with

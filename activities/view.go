@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
@@ -19,28 +21,46 @@ import (
 // cut at the cap.
 // The payload is bounded by the cap, whatever the number of tasks.
 func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadStateResult, error) {
-	s, err := a.Store.GetSession(ctx, in.SessionID)
-	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view session: %w", err)
-	}
+	// Four independent reads at once: on Neo4j each is a round trip of 1
+	// to 7 ms, and they were separate transactions already.
+	var (
+		s        graph.Session
+		prev     signalsDoc
+		counts   graph.StatusCounts
+		readySet []graph.Task
+		total    int
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if s, err = a.Store.GetSession(gctx, in.SessionID); err != nil {
+			return fmt.Errorf("read view session: %w", err)
+		}
+		prev, err = a.prevSignals(gctx, s, in.Iteration)
+		return err
+	})
 	// The counts by status, not the outline: the view shows no task of
 	// the tree but the ready ones, and the outline is a row per task.
-	counts, err := a.Store.TaskStatusCounts(ctx, in.SessionID)
-	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view task status counts: %w", err)
-	}
-	readySet, err := a.Store.ReadySet(ctx, in.SessionID)
-	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view ready set: %w", err)
-	}
+	g.Go(func() (err error) {
+		if counts, err = a.Store.TaskStatusCounts(gctx, in.SessionID); err != nil {
+			return fmt.Errorf("read view task status counts: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() (err error) {
+		if readySet, err = a.Store.ReadySet(gctx, in.SessionID); err != nil {
+			return fmt.Errorf("read view ready set: %w", err)
+		}
+		return nil
+	})
 	// The total only: the per-task counts cost Neo4j a degree read per
 	// task, and FocusView reads them where they are used.
-	total, err := a.Store.EvidenceCount(ctx, in.SessionID)
-	if err != nil {
-		return ReadStateResult{}, fmt.Errorf("read view evidence count: %w", err)
-	}
-	prev, err := a.prevSignals(ctx, s, in.Iteration)
-	if err != nil {
+	g.Go(func() (err error) {
+		if total, err = a.Store.EvidenceCount(gctx, in.SessionID); err != nil {
+			return fmt.Errorf("read view evidence count: %w", err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return ReadStateResult{}, err
 	}
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
@@ -83,16 +103,30 @@ func bestReady(ready []contract.ReadyTask, gapGoal float64, v contract.ViewParam
 // counts are read once, for Expand's read prior and the view: Focus
 // changes no SUPPORTS edge.
 func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) (contract.FocusViewResult, error) {
-	per, err := a.Store.EvidenceCounts(ctx, in.Focus.SessionID)
-	if err != nil {
-		return contract.FocusViewResult{}, fmt.Errorf("focus view evidence counts: %w", err)
+	f := in.Focus
+	if err := a.SetStatus(ctx, StatusInput{SessionID: f.SessionID, Task: f.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
+		return contract.FocusViewResult{}, fmt.Errorf("focus: %w", err)
 	}
-	ex, err := a.focus(ctx, in.Focus, per)
-	if err != nil {
-		return contract.FocusViewResult{}, err
-	}
-	hood, outline, omitted, err := a.focusHood(ctx, in.Focus.SessionID, in.Focus.Task, in.Neighbour)
-	if err != nil {
+	// The task neighbourhood is read beside the sync and the walk: it
+	// reads tasks, which neither changes, and after the status change,
+	// which it shows.
+	var (
+		per     map[string]int
+		ex      ExpandResult
+		hood    []graph.Task
+		outline []graph.TaskNode
+		omitted int
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		hood, outline, omitted, err = a.focusHood(gctx, f.SessionID, f.Task, in.Neighbour)
+		return err
+	})
+	g.Go(func() (err error) {
+		ex, per, err = a.syncExpand(gctx, f)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return contract.FocusViewResult{}, err
 	}
 	out := contract.FocusViewResult{Expand: ex, Omitted: omitted}
@@ -112,6 +146,32 @@ func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) 
 		}
 	}
 	return out, nil
+}
+
+// syncExpand is the rest of Focus after the status change: the SIMILAR_TO
+// sync beside the read of the per-task evidence counts (the sync does not
+// change them), then the walk, which needs both. It returns the counts,
+// which the view shows.
+func (a *Activities) syncExpand(ctx context.Context, f FocusInput) (ExpandResult, map[string]int, error) {
+	var per map[string]int
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if per, err = a.Store.EvidenceCounts(gctx, f.SessionID); err != nil {
+			return fmt.Errorf("focus view evidence counts: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if _, err := a.SyncSimilar(gctx, SyncSimilarInput{SessionID: f.SessionID, Iteration: f.Iteration, Similar: f.Similar}); err != nil {
+			return fmt.Errorf("focus: %w", err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return ExpandResult{}, nil, err
+	}
+	ex, err := a.expand(ctx, ExpandInput{SessionID: f.SessionID, Task: f.Task, Context: f.Context, ChunkChars: f.ChunkChars}, per)
+	return ex, per, err
 }
 
 // focusHood reads the focus task's neighbourhood whole: the outline (no
