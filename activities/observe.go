@@ -2,8 +2,10 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
@@ -50,17 +52,9 @@ type observeSetup struct {
 }
 
 func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation, observeStats, error) {
-	var done signalsDoc
-	if ok, err := getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done); err != nil || ok {
-		return done.Obs, observeStats{}, err
-	}
-	su, err := a.observeSetup(ctx, in)
-	if err != nil {
-		return Observation{}, observeStats{}, err
-	}
-	tasks, err := a.observedTasks(ctx, in.SessionID, in.Task)
-	if err != nil {
-		return Observation{}, observeStats{}, err
+	done, su, tasks, err := a.observeReads(ctx, in)
+	if err != nil || done != nil {
+		return done.obs(), observeStats{}, err
 	}
 	var (
 		agg       algebra.SignalState
@@ -107,6 +101,41 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 		return Observation{}, observeStats{}, fmt.Errorf("observe: write signals: %w", err)
 	}
 	return obs, st, nil
+}
+
+// observeReads reads the iteration's signals blob (done: not nil when
+// this iteration was observed already, a retry after the commit), the
+// setup and the observed tasks, the three at once: on Neo4j each is a
+// round trip. The other two are wasted only on such a retry, whose answer
+// stands whatever they found.
+func (a *Activities) observeReads(ctx context.Context, in ObserveInput) (*signalsDoc, observeSetup, []graph.Task, error) {
+	var (
+		done                 signalsDoc
+		found                bool
+		su                   observeSetup
+		tasks                []graph.Task
+		errDone, errSu, errT error
+		wg                   sync.WaitGroup
+	)
+	wg.Go(func() { found, errDone = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done) })
+	wg.Go(func() { su, errSu = a.observeSetup(ctx, in) })
+	wg.Go(func() { tasks, errT = a.observedTasks(ctx, in.SessionID, in.Task) })
+	wg.Wait()
+	switch {
+	case errDone != nil:
+		return nil, su, nil, errDone
+	case found:
+		return &done, su, nil, nil
+	}
+	return nil, su, tasks, errors.Join(errSu, errT)
+}
+
+// obs is the stored observation (nil: none).
+func (d *signalsDoc) obs() Observation {
+	if d == nil {
+		return Observation{}
+	}
+	return d.Obs
 }
 
 // observedTasks are the focused task and the other ACTIVE ones, in Tasks
