@@ -52,12 +52,8 @@ MATCH (n)-[r:SUBTASK_OF|DEPENDS_ON]-(m)
 WHERE startNode(r) = n OR NOT m.id IN $alltids
 RETURN startNode(r).id AS from, endNode(r).id AS to, type(r) AS kind, null AS weight, null AS label, null AS shape
 UNION ALL
-` + seekEvidence + evidenceEdgesSought + `
-UNION ALL
-MATCH (x:Task) USING INDEX x:Task(id) WHERE x.id IN $rtids AND x.session_id = $sid
-MATCH (x)<-[:SUPPORTS]-(n:Evidence) WHERE n.id IN $reids
-WITH DISTINCT n
-` + evidenceEdgesRouted + `
+MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
+` + evidenceEdges + `
 UNION ALL
 MATCH (s:Session {id: $sid}) WHERE $check
 RETURN null AS from, null AS to, '` + rowGen + `' AS kind, null AS weight, s.gen AS label, null AS shape
@@ -65,31 +61,21 @@ UNION ALL
 MATCH (n:Task) USING INDEX n:Task(id) WHERE $check AND n.id IN $ctids AND n.session_id = $sid
 RETURN null AS from, n.id AS to, '` + rowCount + `' AS kind, COUNT { (n)<-[:SUPPORTS]-() } AS weight, null AS label, null AS shape`
 
-// seekEvidence binds n to each wanted evidence item of $eids, by id.
-const seekEvidence = `MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
-`
-
-// evidenceEdges is the edges of the bound evidence items (n) in one row,
-// as lists per item: its id, and each edge's other end, kind, whether n
-// is its start, and in a full read its weight and label. Which edges the
-// round keeps (an edge between two wanted items from its start only, no
-// SUPPORTS edge to a wanted task) is decided in edgesRow: in the query
-// each test read the other end's id once more, 25 ms of the 120 of a
-// seeds round of 6,000 items; an item's own id is read once, not once
-// per edge (docs/neo4j.md, "The seeds round through its task"). The
-// row's route says which way its items were found (hop).
-const (
-	evidenceEdgesSought = evidenceEdges + `false} AS shape`
-	evidenceEdgesRouted = evidenceEdges + `true} AS shape`
-)
-
+// evidenceEdges is the edges of the wanted evidence items (n) in one
+// row, as lists per item: its id, and each edge's other end, kind,
+// whether n is its start, and in a full read its weight and label. Which
+// edges the round keeps (an edge between two wanted items from its start
+// only, no SUPPORTS edge to a wanted task) is decided in edgesRow: in the
+// query each test read the other end's id once more, and the start and
+// end ids were read again per edge; an item's own id is read once now,
+// not once per edge (docs/neo4j.md, "Evidence edges item by item").
 const evidenceEdges = `MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
 WITH n, collect(m.id) AS t, collect(type(r)) AS k, collect(startNode(r) = n) AS o,
   collect(CASE WHEN NOT $shapes THEN coalesce(r.weight, 0.0) END) AS w,
   collect(CASE WHEN NOT $shapes THEN coalesce(r.label, '') END) AS l
 WITH collect(n.id) AS ns, collect(t) AS ts, collect(k) AS ks, collect(o) AS os, collect(w) AS ws, collect(l) AS ls
 WHERE size(ns) > 0
-RETURN null AS from, null AS to, '` + rowEdges + `' AS kind, null AS weight, null AS label, {n: ns, to: ts, kind: ks, out: os, weight: ws, label: ls, route: `
+RETURN null AS from, null AS to, '` + rowEdges + `' AS kind, null AS weight, null AS label, {n: ns, to: ts, kind: ks, out: os, weight: ws, label: ls} AS shape`
 
 // supportsPack is a task's SUPPORTS side (n bound) as one row: the
 // evidence ids, and with $shapes their shapes, as parallel lists (one
@@ -123,10 +109,6 @@ const (
 // stale, in the hop's row form (their task edges came with the hop).
 const hopSupports = `MATCH (n:Task) USING INDEX n:Task(id) WHERE n.id IN $tids AND n.session_id = $sid
 ` + supportsPack
-
-// hopSeek reads the edges of wanted evidence by id alone: the items a
-// route through their task did not reach (hop).
-const hopSeek = seekEvidence + evidenceEdgesSought
 
 // hopShape is an evidence endpoint's shape in a hop row, as shapeRows's.
 const hopShape = `m {.id, .session_id, embedding: coalesce(m.embedding_f32, m.embedding), .created_iter, .content_hash}`
@@ -162,7 +144,7 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 			r.useCache(s.walk, tids)
 		}
 		var err error
-		if out.Edges, err = r.hop(ctx, tx, s.walk, tids, eids); err != nil {
+		if out.Edges, err = r.hop(ctx, tx, tids, eids); err != nil {
 			return err
 		}
 		if out.Edges, err = r.settle(ctx, tx, s.walk); err != nil {
@@ -211,10 +193,8 @@ type hopRound struct {
 	shapes map[string]graph.Evidence
 	edges  []graph.Edge
 	// wantT and wantE are the round's wanted tasks and evidence (nt and ne
-	// grow with the endpoints); routed is the evidence the hop asked for
-	// through its task, each deleted when its row comes.
+	// grow with the endpoints).
 	wantT, wantE map[string]bool
-	routed       map[string]bool
 	walkRound
 }
 
@@ -229,7 +209,7 @@ func (r *hopRound) has(id string) bool {
 // hop reads the edges incident to the wanted tasks and evidence, adds
 // their other endpoints to nt and ne, and keeps the shapes the rows carry.
 // Of the tasks the walk cache holds it reads the task edges only.
-func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, c *walkCache, tids, eids []string) ([]graph.Edge, error) {
+func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, eids []string) ([]graph.Edge, error) {
 	whole, held := tids, []string{}
 	if len(r.held) > 0 {
 		whole = slices.DeleteFunc(slices.Clone(tids), func(id string) bool { return r.held[id] != nil })
@@ -237,33 +217,9 @@ func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, c *wal
 			held = append(held, id)
 		}
 	}
-	rtids, reids, seek := []string{}, []string{}, eids
-	if r.shapes != nil && c != nil && c.max > 0 {
-		rtids, reids, seek = c.routes(eids)
-		r.routed = setOf(reids)
-	}
-	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": held, "alltids": tids, "eids": nonNil(seek),
-		"rtids": nonNil(rtids), "reids": nonNil(reids), "shapes": r.shapes != nil, "check": r.check}
-	if err := each(ctx, tx, hopEdges, p, r.row); err != nil {
-		return nil, err
-	}
-	if len(r.routed) == 0 {
-		return r.edges, nil
-	}
-	// A copy named a task the item no longer reaches (a session reset and
-	// made again): those are sought by id.
-	p = map[string]any{"sid": r.sid, "eids": keysOf(r.routed, nil), "shapes": r.shapes != nil}
-	c.sought.Add(int64(len(r.routed)))
-	r.routed = nil
-	err := each(ctx, tx, hopSeek, p, r.row)
+	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": held, "alltids": tids, "eids": eids, "shapes": r.shapes != nil, "check": r.check}
+	err := each(ctx, tx, hopEdges, p, r.row)
 	return r.edges, err
-}
-
-func nonNil(ids []string) []string {
-	if ids == nil {
-		return []string{}
-	}
-	return ids
 }
 
 // row takes one row of hopEdges or hopSupports.
@@ -349,7 +305,6 @@ func (r *hopRound) edgesRow(rec *driver.Record) error {
 	}
 	for i, v := range ns {
 		n, _ := v.(string)
-		delete(r.routed, n)
 		if err := r.itemEdges(n, to[i], kind[i], out[i], at(w, i, full), at(l, i, full)); err != nil {
 			return err
 		}

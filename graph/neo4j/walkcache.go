@@ -45,18 +45,11 @@ type walkCache struct {
 	// hits, caught and reread count the copies used as they were, brought
 	// up to date, and read again whole (for the tests and the log).
 	hits, caught, reread atomic.Int64
-	// routed and sought count the wanted items asked for through their
-	// task, and those of them the route missed (routes).
-	routed, sought atomic.Int64
-	mu             sync.Mutex
-	max            int64
-	bytes          int64
-	order          *list.List               // of *walkEntry, most recently used first
-	byID           map[string]*list.Element // task id -> its element
-	// owner maps an evidence id held in a copy to that copy's task (the
-	// last one kept, for an item of two): the walk's route to a wanted
-	// item through its task (routes).
-	owner map[string]string
+	mu                   sync.Mutex
+	max                  int64
+	bytes                int64
+	order                *list.List               // of *walkEntry, most recently used first
+	byID                 map[string]*list.Element // task id -> its element
 }
 
 // walkEntry is one task's SUPPORTS side: edges[i] runs from shapes[i].
@@ -78,11 +71,11 @@ func (e *walkEntry) size() int64 {
 }
 
 // walkItemOverhead is an item's fixed cost in bytes: the Evidence and Edge
-// structs and the string and slice headers they hold, and its owner entry.
-const walkItemOverhead = 360
+// structs and the string and slice headers they hold.
+const walkItemOverhead = 300
 
 func newWalkCache(maxBytes int64) *walkCache {
-	return &walkCache{max: maxBytes, order: list.New(), byID: map[string]*list.Element{}, owner: map[string]string{}}
+	return &walkCache{max: maxBytes, order: list.New(), byID: map[string]*list.Element{}}
 }
 
 // lookup returns the task's copy, current or not (current says).
@@ -133,9 +126,6 @@ func (c *walkCache) put(e *walkEntry) {
 	}
 	c.byID[e.task] = c.order.PushFront(e)
 	c.bytes += e.bytes
-	for _, x := range e.edges {
-		c.owner[x.From] = e.task
-	}
 	for c.bytes > c.max {
 		c.remove(c.order.Back())
 	}
@@ -158,41 +148,6 @@ func (c *walkCache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*walkEntry)
 	delete(c.byID, e.task)
 	c.bytes -= e.bytes
-	for _, x := range e.edges {
-		if c.owner[x.From] == e.task {
-			delete(c.owner, x.From)
-		}
-	}
-}
-
-// routes splits the wanted evidence of a round: the items to reach
-// through a task whose copy holds them (its SUPPORTS edges, tasks), and
-// the rest, to seek by id. A task is the route when the round wants at
-// least a quarter of its items: an id seek costs about 6 µs an item at
-// 100k, a step along a task's SUPPORTS side about a quarter of that
-// (docs/neo4j.md, "The seeds round through its task"). The copies are
-// only hints: an item the route does not reach is sought by id (hop).
-func (c *walkCache) routes(eids []string) (tasks, via, rest []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	group := map[string][]string{}
-	for _, id := range eids {
-		if t, ok := c.owner[id]; ok {
-			group[t] = append(group[t], id)
-		} else {
-			rest = append(rest, id)
-		}
-	}
-	for t, ids := range group {
-		el, ok := c.byID[t]
-		if !ok || 4*len(ids) < len(el.Value.(*walkEntry).edges) {
-			rest = append(rest, ids...)
-			continue
-		}
-		tasks, via = append(tasks, t), append(via, ids...)
-	}
-	c.routed.Add(int64(len(via)))
-	return tasks, via, rest
 }
 
 // held is how many tasks and evidence shapes are kept, and their bytes
