@@ -1,0 +1,52 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lethe-research/lethe/algebra"
+	"github.com/lethe-research/lethe/graph"
+)
+
+// sessionDown is a store whose session and task reads fail: the other
+// two of Observe's reads at once.
+type sessionDown struct {
+	graph.Store
+}
+
+var errDown = errors.New("store down")
+
+func (sessionDown) GetSession(context.Context, string) (graph.Session, error) {
+	return graph.Session{}, errDown
+}
+
+func (sessionDown) TasksWithStatus(context.Context, string, graph.Status) ([]graph.Task, error) {
+	return nil, errDown
+}
+
+// TestObserveReadsAtOnce: Observe reads its iteration's blob, the setup
+// and the observed tasks at once. A retry of an observed iteration
+// answers from the blob whatever the other two reads found, as when they
+// came after it; an iteration not observed yet fails with their error.
+func TestObserveReadsAtOnce(t *testing.T) {
+	o := newObsSession(t, 32, 4)
+	inc := algebra.IncrementalParams{Keep: 3}
+	var first Observation
+	for iter := 1; iter <= 2; iter++ {
+		o.add(t, iter, 10)
+		first, _ = o.observe(t, iter, inc)
+	}
+	o.a.Store = sessionDown{o.store}
+	sp := algebra.DefaultSignalParams()
+	sp.Incremental = inc
+	in := ObserveInput{SessionID: o.sid, Iteration: 2, Task: graph.RootShortID, Signals: &sp}
+	got, st, err := o.a.observe(t.Context(), in)
+	if err != nil || got != first || st.path != "" {
+		t.Fatalf("retry of iteration 2 with the session read down: %+v, %q, %v; want the stored %+v", got, st.path, err, first)
+	}
+	in.Iteration = 3
+	if _, _, err := o.a.observe(t.Context(), in); !errors.Is(err, errDown) {
+		t.Fatalf("iteration 3 with the session read down: %v, want the store's error", err)
+	}
+}
