@@ -336,14 +336,13 @@ func (a *Activities) citations(ctx context.Context, judge *llm.ChatClient, e con
 // halves and asked again, down to single claims, and a claim the parsed
 // answer gives no verdict for is asked again alone: one bad answer no
 // longer makes a whole batch unsupported. A single claim still without a
-// verdict is counted unjudged (and unsupported).
+// verdict (after askEntail's second try when its answer was cut) is
+// counted unjudged (and unsupported).
 func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Claim, rec *EvalRecord, backed *[]string) error {
-	r, err := judge.Complete(ctx, llm.ChatRequest{System: score.EntailSystem, User: score.EntailPrompt(claims), MaxTokens: score.EntailTokens(len(claims)), NoThink: true}, nil)
+	supported, judged, perr, err := askEntail(ctx, judge, claims, rec)
 	if err != nil {
-		return judgeErr(ctx, err)
+		return err
 	}
-	rec.JudgeCalls++
-	supported, judged, perr := score.ParseVerdicts(r.Content, len(claims))
 	switch {
 	case perr != nil && len(claims) == 1:
 		rec.Unjudged++
@@ -375,6 +374,29 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 		}
 	}
 	return nil
+}
+
+// askEntail is one call of the citation check. A single claim whose
+// answer was cut at its budget before its JSON closed is asked once more,
+// with score.EntailRetryTokens and score.EntailShorter after the prompt:
+// splitting cannot help a claim alone, and the 1.5B judge sometimes
+// quotes a whole passage where it was asked for 12 words (stop 49's CI
+// run left one of lethe's claims unjudged so, "unbalanced JSON object").
+func askEntail(ctx context.Context, judge *llm.ChatClient, claims []score.Claim, rec *EvalRecord) (supported, judged []bool, perr, err error) {
+	req := llm.ChatRequest{System: score.EntailSystem, User: score.EntailPrompt(claims), MaxTokens: score.EntailTokens(len(claims)), NoThink: true}
+	for again := false; ; again = true {
+		r, err := judge.Complete(ctx, req, nil)
+		if err != nil {
+			return nil, nil, nil, judgeErr(ctx, err)
+		}
+		rec.JudgeCalls++
+		supported, judged, perr = score.ParseVerdicts(r.Content, len(claims))
+		if perr == nil || again || len(claims) > 1 || r.FinishReason != "length" {
+			return supported, judged, perr, nil
+		}
+		req.User += "\n\n" + score.EntailShorter
+		req.MaxTokens = score.EntailRetryTokens
+	}
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/contract"
+	escore "github.com/lethe-research/lethe/eval/score"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -28,6 +30,8 @@ const (
 	scoreEyes     = "The eyes of xeyes follow the pointer only over X applications such as xterm [2]."
 	scoreWrong    = "You can check the GUI communication protocol used by each GUI application with the xeyes program [2]."
 	scoreNever    = "Xeyes was written for the first X11 release in nineteen eighty seven [1]."
+	scoreLong     = "Xeyes draws a pair of eyes that follow the mouse cursor [2]."
+	scoreLonger   = "Xeyes follows the cursor only over xterm [2]."
 )
 
 // TestScoreCitations runs the Score activity against the scripted judge:
@@ -41,6 +45,9 @@ func TestScoreCitations(t *testing.T) {
 	model := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
 		{Name: "batch-cut", System: []string{"You check citations"}, Match: []string{`CLAIM 2:`}, Reply: cut},
 		{Name: "never", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Xeyes was written`}, Reply: cut},
+		{Name: "long-again", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Xeyes draws`, `was cut off`},
+			Reply: `{"verdicts": [{"i": 1, "supported": true, "quote": "the eyes move"}]}`},
+		{Name: "long", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Xeyes (draws|follows)`}, Reply: cut, Finish: "length"},
 		{Name: "wrong", System: []string{"You check citations"}, Match: []string{`CLAIM 1: You can check the GUI`},
 			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
 		{Name: "entail", System: []string{"You check citations"}, Reply: `{"verdicts": [{"i": 1, "supported": true, "quote": "the eyes move"}]}`},
@@ -112,6 +119,29 @@ func TestScoreCitations(t *testing.T) {
 	}
 	if len(rec.Unsupported) != 1 || rec.Unsupported[0] != strings.Replace(scoreNever, " [1]", "", 1) {
 		t.Errorf("unsupported sentences %q, want the unjudged one", rec.Unsupported)
+	}
+
+	// A single claim whose answer is cut at its budget is asked once more,
+	// with a larger budget and a word to quote less; cut again, it is
+	// unjudged. A cut answer that is not at its budget ("never") is not
+	// asked again (above).
+	seen := len(model.Requests())
+	rec = score(scoreLong + " " + scoreLonger)
+	if rec.Cited != 2 || rec.Supported != 1 || rec.Unjudged != 1 || !strings.Contains(rec.CitationError, "unbalanced") {
+		t.Errorf("cut at the budget: cited %d, supported %d, unjudged %d, citation error %q; want the retried claim supported, the other unjudged",
+			rec.Cited, rec.Supported, rec.Unjudged, rec.CitationError)
+	}
+	var retries, budgets int
+	for _, r := range model.Requests()[seen:] {
+		if strings.Contains(r.User, escore.EntailShorter) {
+			retries++
+			if strings.Contains(r.Body, fmt.Sprintf(`"max_tokens":%d`, escore.EntailRetryTokens)) {
+				budgets++
+			}
+		}
+	}
+	if retries != 2 || budgets != 2 {
+		t.Errorf("%d second tries, %d with the larger budget; want one per cut claim (2), each with %d tokens", retries, budgets, escore.EntailRetryTokens)
 	}
 
 	// The gold answer only in a sentence the session's check marked.

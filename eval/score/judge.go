@@ -265,6 +265,15 @@ const QuoteTokens = 80
 // split and asked again (activities.Score).
 func EntailTokens(n int) int { return 48 + QuoteTokens*n }
 
+// EntailShorter follows the prompt when a single claim's answer was cut
+// at its budget and is asked again (activities.Score), with
+// EntailRetryTokens: four times a single claim's budget, room for a
+// quote of about 200 words.
+const EntailShorter = `Your previous answer was cut off before its JSON closed. Quote at most 12 words of the evidence, and close the JSON.`
+
+// EntailRetryTokens is the budget of that second try.
+const EntailRetryTokens = 4 * (48 + QuoteTokens)
+
 // Claim is one cited sentence with the evidence text of its citations.
 type Claim struct {
 	Sentence string
