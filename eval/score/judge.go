@@ -263,7 +263,10 @@ const QuoteTokens = 80
 // EntailTokens is the answer budget for a batch of n claims: n verdicts
 // and the object around them. A batch whose answer is cut anyway is
 // split and asked again (activities.Score).
-func EntailTokens(n int) int { return 48 + QuoteTokens*n }
+func EntailTokens(n int) int { return entailObject + QuoteTokens*n }
+
+// entailObject is the answer budget of the object around the verdicts.
+const entailObject = 48
 
 // EntailShorter follows the prompt when a single claim's answer was cut
 // at its budget and is asked again (activities.Score), with
@@ -272,7 +275,7 @@ func EntailTokens(n int) int { return 48 + QuoteTokens*n }
 const EntailShorter = `Your previous answer was cut off before its JSON closed. Quote at most 12 words of the evidence, and close the JSON.`
 
 // EntailRetryTokens is the budget of that second try.
-const EntailRetryTokens = 4 * (48 + QuoteTokens)
+const EntailRetryTokens = 4 * (entailObject + QuoteTokens)
 
 // Claim is one cited sentence with the evidence text of its citations.
 type Claim struct {
