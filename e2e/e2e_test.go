@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -135,6 +136,7 @@ type workerProc struct {
 	cmd    *exec.Cmd
 	log    *os.File
 	params map[string]string
+	exited chan struct{} // closed once the process has exited and been reaped
 }
 
 func startWorker(t *testing.T, params map[string]string, args ...string) *workerProc {
@@ -146,7 +148,10 @@ func startWorker(t *testing.T, params map[string]string, args ...string) *worker
 // environment, e.g. a TMPDIR of the test's.
 func startWorkerEnv(t *testing.T, params map[string]string, env []string, args ...string) *workerProc {
 	t.Helper()
-	p := map[string]string{"temporal.host_port": hostPort}
+	// No metrics listener unless a test asks for one: the default's fixed
+	// port (9464) is taken by any other worker on the machine, and a worker
+	// that cannot bind it exits (a CI run beside an evaluation run, stop 50).
+	p := map[string]string{"temporal.host_port": hostPort, "telemetry.metrics_addr": ""}
 	for k, v := range params {
 		p[k] = v
 	}
@@ -160,25 +165,51 @@ func startWorkerEnv(t *testing.T, params map[string]string, env []string, args .
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w := &workerProc{cmd: cmd, log: logf, params: params}
+	w := &workerProc{cmd: cmd, log: logf, params: params, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(w.exited) }()
 	t.Cleanup(func() { w.stop(syscall.SIGTERM) })
 	return w
 }
 
 // stop signals the worker and waits for it to exit.
 func (w *workerProc) stop(sig syscall.Signal) {
-	if w.cmd.ProcessState != nil {
+	select {
+	case <-w.exited:
 		return
+	default:
 	}
 	_ = w.cmd.Process.Signal(sig)
-	done := make(chan struct{})
-	go func() { w.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-w.exited:
 	case <-time.After(20 * time.Second):
 		_ = w.cmd.Process.Kill()
-		<-done
+		<-w.exited
 	}
+}
+
+// untilExit is parent, cancelled when the worker exits on its own, with
+// the exit as its cause (context.Cause). A test waiting on a workflow whose
+// queue has no other poller then fails at once instead of at its bound (a
+// worker that could not bind its metrics port, stop 50). unwatch stops the
+// watch and runs at the test's end; call it before stopping the worker on
+// purpose.
+func (w *workerProc) untilExit(t *testing.T, parent context.Context) (ctx context.Context, unwatch func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := make(chan struct{})
+	var watching sync.WaitGroup
+	watching.Add(1)
+	go func() {
+		defer watching.Done()
+		select {
+		case <-w.exited:
+			cancel(fmt.Errorf("worker exited early (%v)", w.cmd.ProcessState))
+		case <-stop:
+		}
+	}()
+	unwatch = sync.OnceFunc(func() { close(stop); watching.Wait(); cancel(nil) })
+	t.Cleanup(unwatch) // before the worker's own cleanup stops it
+	return ctx, unwatch
 }
 
 func (w *workerProc) dumpLog(t *testing.T) {

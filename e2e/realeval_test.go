@@ -108,6 +108,7 @@ func TestRealModelEvaluation(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), evalBound(t))
 	defer cancel()
+	ctx, unwatch := w.untilExit(t, ctx)
 	id := fmt.Sprintf("realeval-%d", time.Now().UnixNano())
 	started := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.EvaluationWorkflow,
@@ -118,7 +119,7 @@ func TestRealModelEvaluation(t *testing.T) {
 	var res workflows.EvalResult
 	if err := run.Get(ctx, &res); err != nil {
 		w.dumpLog(t)
-		t.Fatalf("evaluation: %v", err)
+		t.Fatalf("evaluation: %v (%v)", err, context.Cause(ctx))
 	}
 	t.Logf("%d questions in %.1f min; outputs in %s\n%s", len(qs), time.Since(started).Minutes(), res.Dir, res.Table)
 	if b, err := os.ReadFile(filepath.Join(res.Dir, "results.md")); err == nil {
@@ -127,6 +128,7 @@ func TestRealModelEvaluation(t *testing.T) {
 	// Each lethe run is a whole real-model session: the structural checks
 	// of issue 7 apply to it as to TestRealModelSession, which this test
 	// replaces in .ci/run.
+	unwatch()
 	w.stop(syscall.SIGTERM) // releases the graph file
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {

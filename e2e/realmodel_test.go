@@ -100,6 +100,7 @@ func TestRealModelSession(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute)
 	defer cancel()
+	ctx, unwatch := w.untilExit(t, ctx)
 	id := fmt.Sprintf("realmodel-%d", time.Now().UnixNano())
 	goal := "How does APT resolve package dependencies in Debian, and how can packages be pinned to a release?"
 	started := time.Now()
@@ -113,9 +114,10 @@ func TestRealModelSession(t *testing.T) {
 		// What the session did until now, for the log: its history so far.
 		logRealModelStats(t, res, history(t, c, id, run.GetRunID()), time.Since(started))
 		keepRealModelLog(t, w)
-		t.Fatalf("session %s: %v", id, err)
+		t.Fatalf("session %s: %v (%v)", id, err, context.Cause(ctx))
 	}
 	wall := time.Since(started)
+	unwatch()
 	w.stop(syscall.SIGTERM) // releases the graph file
 	h := history(t, c, id, run.GetRunID())
 	logRealModelStats(t, res, h, wall)

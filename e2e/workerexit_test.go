@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
+)
+
+// A worker whose metrics port is taken exits with an error that names the
+// port, and a test waiting on that worker learns of the exit from untilExit
+// at once, not at its bound (a CI run beside an evaluation run waited out
+// its 30 minutes with no poller on its queue, stop 50).
+func TestWorkerExitIsNoticed(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	params := lethetest.Params("http://127.0.0.1:1", t.TempDir())
+	params["telemetry.metrics_addr"] = taken.Addr().String()
+	params["temporal.task_queue"] = "lethe-exit"
+	w := startWorker(t, params)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ctx, unwatch := w.untilExit(t, ctx)
+	defer unwatch()
+	<-ctx.Done()
+	cause := context.Cause(ctx)
+	if cause == nil || !strings.Contains(cause.Error(), "worker exited early") {
+		t.Fatalf("cause = %v, want the worker's early exit", cause)
+	}
+	if code := w.cmd.ProcessState.ExitCode(); code == 0 {
+		t.Errorf("exit code 0, want a failure")
+	}
+	b, _ := os.ReadFile(w.log.Name())
+	if !strings.Contains(string(b), taken.Addr().String()) {
+		t.Errorf("worker log does not name the taken address %s:\n%s", taken.Addr(), b)
+	}
+}
+
+// A worker that keeps running is not reported: unwatch ends the watch, and
+// the context stays uncancelled until the test's own stop.
+func TestWorkerWatchEndsQuietly(t *testing.T) {
+	w := startWorker(t, lethetest.Params("http://127.0.0.1:1", t.TempDir()))
+	ctx, unwatch := w.untilExit(t, context.Background())
+	time.Sleep(2 * time.Second)
+	if err := context.Cause(ctx); err != nil {
+		w.dumpLog(t)
+		t.Fatalf("worker reported as exited: %v", err)
+	}
+	unwatch()
+	w.stop(syscall.SIGTERM)
+	if err := context.Cause(ctx); err == nil || strings.Contains(err.Error(), "exited early") {
+		t.Errorf("after unwatch and stop, cause = %v; want the plain cancellation", err)
+	}
+}
