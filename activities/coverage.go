@@ -59,6 +59,31 @@ var coverStop = func() map[string]bool {
 // the same words.
 var coverNumberRe = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 
+// signedNumbers are the numbers of s as written (coverNumberRe). A minus
+// that stands alone before the digits is the number's sign
+// ("Pin-Priority: -1" states -1, not the priority 1); digits a minus joins
+// to a word are part of a name, not a number ("package-1", "UTF-8": the
+// anchors compare those whole), so that a name's digits do not prove a
+// number the sentence states.
+func signedNumbers(s string) []string {
+	var out []string
+	for _, at := range coverNumberRe.FindAllStringIndex(s, -1) {
+		n, i := s[at[0]:at[1]], at[0]
+		if i > 0 && s[i-1] == '-' {
+			if i > 1 && isWordByte(s[i-2]) {
+				continue
+			}
+			n = "-" + n
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+}
+
 // coverNegations mark a negated statement; a sentence and the window
 // that covers it must agree on whether they hold one.
 var coverNegations = map[string]bool{"not": true, "no": true, "never": true, "cannot": true, "nor": true,
@@ -95,6 +120,7 @@ func coverTerms(s string) []string {
 // coverProfile is what coverage compares of one text.
 type coverProfile struct {
 	content map[string]bool // content words: numbers, and words longer than two letters that are not function words
+	derived map[string]bool // the content words' derivational stems (derive)
 	numbers map[string]bool // the numbers as written (coverNumberRe)
 	negated bool
 	// denied are the stems (stem) of the first content word after each
@@ -104,8 +130,8 @@ type coverProfile struct {
 }
 
 func profile(s string) coverProfile {
-	p := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}, denied: map[string]bool{}, affirmed: map[string]bool{}}
-	for _, n := range coverNumberRe.FindAllString(containMarkRe.ReplaceAllString(s, " "), -1) {
+	p := coverProfile{content: map[string]bool{}, derived: map[string]bool{}, numbers: map[string]bool{}, denied: map[string]bool{}, affirmed: map[string]bool{}}
+	for _, n := range signedNumbers(containMarkRe.ReplaceAllString(s, " ")) {
 		p.numbers[n] = true
 	}
 	deny, hinder := false, 0
@@ -121,6 +147,7 @@ func profile(s string) coverProfile {
 			p.affirmed[stem(w)] = true
 		case strings.ContainsAny(w, "0123456789") || len(w) > 2 && !coverStop[w]:
 			p.content[w] = true
+			p.derived[derive(w)] = true
 			if deny {
 				p.denied[stem(w)], deny = true, false
 			} else {
@@ -136,6 +163,21 @@ func profile(s string) coverProfile {
 func stem(w string) string {
 	for _, suf := range []string{"ing", "ed", "es", "s", "e"} {
 		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+			return strings.TrimSuffix(w, suf)
+		}
+	}
+	return w
+}
+
+// deriveSuffixes are the endings derive takes off, the longest first.
+var deriveSuffixes = []string{"ically", "ations", "ation", "ators", "ating", "ator", "ates", "ated", "ally", "ions", "ate", "ion", "ers", "ing", "er", "ed", "es", "ic", "ly", "s", "e"}
+
+// derive folds a word's derivational ending ("automatically",
+// "automatic": automat; "generates", "generator", "generation": gener;
+// "creates", "creation": creat), keeping a stem of at least four letters.
+func derive(w string) string {
+	for _, suf := range deriveSuffixes {
+		if len(w) >= len(suf)+4 && strings.HasSuffix(w, suf) {
 			return strings.TrimSuffix(w, suf)
 		}
 	}
@@ -166,7 +208,7 @@ func (p coverProfile) covers(s coverProfile, share float64) bool {
 	}
 	held := 0
 	for w := range s.content {
-		if p.content[w] {
+		if p.content[w] || p.derived[derive(w)] {
 			held++
 		}
 	}
@@ -175,11 +217,16 @@ func (p coverProfile) covers(s coverProfile, share float64) bool {
 
 // merge is the profile of two consecutive windows together.
 func (p coverProfile) merge(q coverProfile) coverProfile {
-	out := coverProfile{content: map[string]bool{}, numbers: map[string]bool{}, denied: map[string]bool{}, affirmed: map[string]bool{},
+	out := coverProfile{content: map[string]bool{}, derived: map[string]bool{}, numbers: map[string]bool{}, denied: map[string]bool{}, affirmed: map[string]bool{},
 		negated: p.negated || q.negated}
 	for _, m := range []map[string]bool{p.content, q.content} {
 		for w := range m {
 			out.content[w] = true
+		}
+	}
+	for _, m := range []map[string]bool{p.derived, q.derived} {
+		for w := range m {
+			out.derived[w] = true
 		}
 	}
 	for _, m := range []map[string]bool{p.denied, q.denied} {

@@ -13,7 +13,9 @@ import (
 // more false pairs, or fewer true ones, than when they were measured
 // (docs/citations.md, "What the text must hold"). Before those rules:
 // 9 true and 9 false pairs supported; with them 13 and 6; with "keep …
-// from being pulled in" read as a negation, 14 and 6.
+// from being pulled in" read as a negation, 14 and 6; with words
+// compared by their derivational stems and a name's digits not taken for
+// a number, 17 and 6.
 func TestTextRulesOnLabelledSet(t *testing.T) {
 	set, err := loadSet("", "")
 	if err != nil {
@@ -37,8 +39,8 @@ func TestTextRulesOnLabelledSet(t *testing.T) {
 		}
 	}
 	t.Logf("true pairs supported by the text: %d %v; false: %d %v", len(trueHeld), trueHeld, len(falseHeld), falseHeld)
-	if len(trueHeld) < 14 {
-		t.Errorf("%d true pairs supported by the text, want at least 14", len(trueHeld))
+	if len(trueHeld) < 17 {
+		t.Errorf("%d true pairs supported by the text, want at least 17", len(trueHeld))
 	}
 	if len(falseHeld) > 6 {
 		t.Errorf("%d false pairs supported by the text, want at most 6", len(falseHeld))
