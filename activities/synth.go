@@ -462,7 +462,7 @@ func Prose(text string) string {
 			parts = append(parts, strings.TrimSpace(listMarkRe.ReplaceAllString(t, "")))
 		}
 	}
-	return dropSectionRefs(citedLeads(marksFirst(joinLines(appendCode(parts, code)))))
+	return dropSectionRefs(citingTails(citedLeads(marksFirst(joinLines(appendCode(parts, code))))))
 }
 
 // sectionRefRe is a bracketed section number with its title or not
@@ -614,6 +614,62 @@ func citedLeads(para string) string {
 		para = para[:s.Start] + rest + para[s.Start+len(strings.TrimRight(sent, " ")):]
 	}
 	return para
+}
+
+// tailRe is a sentence that only says where the sentence before it comes
+// from ("This is specified in fact [1].", dr-018's section, twenty-second
+// evaluation run; "See source [2]."): the 1.5B composer cites a fact in a
+// sentence of its own. The check then judges "This is specified in fact"
+// against the source, which cannot support it, and the claim before it
+// stays uncited. Group 1 is the marks. The subject must be a pronoun,
+// so a sentence that states a claim of its own ("The claim that X is
+// supported by fact [3].") is not one.
+var tailRe = regexp.MustCompile(`^(?:(?i:(?:this|that|it|these|those)(?:\s+(?:information|value|port|setting|command|file|option|detail|claim|statement|fact))?\s+(?:is|are|was|were)\s+(?:also\s+)?(?:specified|stated|described|shown|explained|mentioned|given|noted|covered|documented|found|supported|confirmed|listed|defined|detailed|indicated)\s+(?:in|by)|see|cf\.|refer\s+to)\s+(?i:(?:the\s+)?(?:facts?|sources?|passages?|references?|evidence)\s+)?)((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+)[.!]?$`)
+
+// citingTails moves the marks of each such sentence (tailRe) to the end of
+// the sentence before it and drops it: "The port is 993. This is
+// specified in fact [1]." becomes "The port is 993 [1]." A paragraph's
+// first sentence has nothing before it and stays.
+func citingTails(para string) string {
+	for {
+		sents := contract.SplitSentences(para)
+		i := len(sents) - 1
+		var m []string
+		for ; i >= 1; i-- {
+			between := strings.TrimSpace(para[sents[i-1].End:sents[i].Start])
+			if m = tailRe.FindStringSubmatch(strings.TrimSpace(para[sents[i].Start:sents[i].End])); m != nil && between == "" {
+				break
+			}
+		}
+		if i < 1 {
+			return para
+		}
+		para = joinTail(para, sents[i-1], sents[i], m[1])
+	}
+}
+
+// joinTail puts marks at the end of sentence prev and removes tail, the
+// sentence after it.
+func joinTail(para string, prev, tail contract.Sentence, marks string) string {
+	before := strings.TrimRight(para[prev.Start:prev.End], " ")
+	marks = leadMarks(marks, before)
+	at := len(before)
+	if at > 0 && strings.ContainsRune(".!?", rune(before[at-1])) {
+		at--
+	}
+	sep := " "
+	if marks == "" || at > 0 && before[at-1] == ']' {
+		sep = ""
+	}
+	end := tail.End
+	for end < len(para) && para[end] == ' ' {
+		end++
+	}
+	rest := para[end:]
+	if rest != "" {
+		rest = " " + rest
+	}
+	return para[:prev.Start] + before[:at] + sep + marks + before[at:] + rest
 }
 
 // leadMarks is the marks of a cited lead that the rest of the sentence

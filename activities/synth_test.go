@@ -158,6 +158,16 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"From facts, it boots [1].", "From facts, it boots [1]."},
 		{"In 2020 [1] it changed.", "In 2020 [1] it changed."},
 		{"From [1].", "From [1]."},
+		// A sentence that only cites the one before it (dr-018's section,
+		// twenty-second evaluation run) gives that one its marks.
+		{"To use imaps, the port is 993. This is specified in fact [1]. It is secure.", "To use imaps, the port is 993 [1]. It is secure."},
+		{"The port is 993 [2]. This is specified in fact [1].", "The port is 993 [2][1]."},
+		{"The port is 993 [1]. This is stated in source [1].", "The port is 993 [1]."},
+		{"The port is 993. See source [1].", "The port is 993 [1]."},
+		{"The port is 993. This is specified in fact [1]. See [2, 3].", "The port is 993 [1][2, 3]."},
+		{"This is specified in fact [1]. The port is 993.", "This is specified in fact [1]. The port is 993."},
+		{"The port is 993. The claim that imaps is secure is supported by fact [3].", "The port is 993. The claim that imaps is secure is supported by fact [3]."},
+		{"The port is 993. This port is also listed in [4].", "The port is 993 [4]."},
 	} {
 		if got := Prose(c.in); got != c.want {
 			t.Errorf("Prose(%q) = %q, want %q", c.in, got, c.want)
