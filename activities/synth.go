@@ -601,16 +601,7 @@ func citedLeads(para string) string {
 		if !hasLetter(rest) {
 			continue
 		}
-		marks := leadMarks(m[1], rest)
-		at := len(rest)
-		if strings.ContainsRune(".!?", rune(rest[at-1])) {
-			at--
-		}
-		sep := " "
-		if marks == "" || at > 0 && rest[at-1] == ']' {
-			sep = ""
-		}
-		rest = capitalLead(rest[:at]) + sep + marks + rest[at:]
+		rest = endMarks(capitalLead(rest), leadMarks(m[1], rest))
 		para = para[:s.Start] + rest + para[s.Start+len(strings.TrimRight(sent, " ")):]
 	}
 	return para
@@ -652,15 +643,6 @@ func citingTails(para string) string {
 // sentence after it.
 func joinTail(para string, prev, tail contract.Sentence, marks string) string {
 	before := strings.TrimRight(para[prev.Start:prev.End], " ")
-	marks = leadMarks(marks, before)
-	at := len(before)
-	if at > 0 && strings.ContainsRune(".!?", rune(before[at-1])) {
-		at--
-	}
-	sep := " "
-	if marks == "" || at > 0 && before[at-1] == ']' {
-		sep = ""
-	}
 	end := tail.End
 	for end < len(para) && para[end] == ' ' {
 		end++
@@ -669,7 +651,21 @@ func joinTail(para string, prev, tail contract.Sentence, marks string) string {
 	if rest != "" {
 		rest = " " + rest
 	}
-	return para[:prev.Start] + before[:at] + sep + marks + before[at:] + rest
+	return para[:prev.Start] + endMarks(before, leadMarks(marks, before)) + rest
+}
+
+// endMarks puts marks at the end of sentence s, before its closing
+// punctuation, after a mark it ends with without a space.
+func endMarks(s, marks string) string {
+	at := len(s)
+	if at > 0 && strings.ContainsRune(".!?", rune(s[at-1])) {
+		at--
+	}
+	sep := " "
+	if marks == "" || at > 0 && s[at-1] == ']' {
+		sep = ""
+	}
+	return s[:at] + sep + marks + s[at:]
 }
 
 // leadMarks is the marks of a cited lead that the rest of the sentence
