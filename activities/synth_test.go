@@ -158,6 +158,13 @@ func TestProseAndFactsParagraph(t *testing.T) {
 		{"From facts, it boots [1].", "From facts, it boots [1]."},
 		{"In 2020 [1] it changed.", "In 2020 [1] it changed."},
 		{"From [1].", "From [1]."},
+		// A cited lead whose marks composition removed (dr-031's section,
+		// twenty-third evaluation run).
+		{"You can list fonts. From  and , the fonts-hack package suits code.", "You can list fonts. The fonts-hack package suits code."},
+		{"According to , xterm uses X11.", "xterm uses X11."},
+		{"From , , and , it boots.", "It boots."},
+		{"From here, it boots.", "From here, it boots."},
+		{"In short, it boots.", "In short, it boots."},
 		// A sentence that only cites the one before it (dr-018's section,
 		// twenty-second evaluation run) gives that one its marks.
 		{"To use imaps, the port is 993. This is specified in fact [1]. It is secure.", "To use imaps, the port is 993 [1]. It is secure."},
