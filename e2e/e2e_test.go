@@ -192,7 +192,7 @@ func (w *workerProc) stop(sig syscall.Signal) {
 // queue has no other poller then fails at once instead of at its bound (a
 // worker that could not bind its metrics port, stop 50). unwatch stops the
 // watch and runs at the test's end; call it before stopping the worker on
-// purpose.
+// purpose. ctx is cancelled at the test's end, not by unwatch.
 func (w *workerProc) untilExit(t *testing.T, parent context.Context) (ctx context.Context, unwatch func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancelCause(parent)
@@ -207,8 +207,10 @@ func (w *workerProc) untilExit(t *testing.T, parent context.Context) (ctx contex
 		case <-stop:
 		}
 	}()
-	unwatch = sync.OnceFunc(func() { close(stop); watching.Wait(); cancel(nil) })
-	t.Cleanup(unwatch) // before the worker's own cleanup stops it
+	// unwatch leaves ctx as it is: the test goes on with it after stopping
+	// the worker on purpose (the real-model tests read their sessions).
+	unwatch = sync.OnceFunc(func() { close(stop); watching.Wait() })
+	t.Cleanup(func() { unwatch(); cancel(nil) }) // before the worker's own cleanup stops it
 	return ctx, unwatch
 }
 

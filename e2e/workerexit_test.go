@@ -44,8 +44,11 @@ func TestWorkerExitIsNoticed(t *testing.T) {
 	}
 }
 
-// A worker that keeps running is not reported: unwatch ends the watch, and
-// the context stays uncancelled until the test's own stop.
+// A worker that keeps running is not reported, and one stopped on purpose
+// after unwatch is not either: the context stays usable for what the test
+// does next (the real-model tests read their sessions after stopping the
+// worker; a first version cancelled it in unwatch, and the twenty-third
+// evaluation run's checks all failed with "context canceled").
 func TestWorkerWatchEndsQuietly(t *testing.T) {
 	w := startWorker(t, lethetest.Params("http://127.0.0.1:1", t.TempDir()))
 	ctx, unwatch := w.untilExit(t, context.Background())
@@ -56,7 +59,8 @@ func TestWorkerWatchEndsQuietly(t *testing.T) {
 	}
 	unwatch()
 	w.stop(syscall.SIGTERM)
-	if err := context.Cause(ctx); err == nil || strings.Contains(err.Error(), "exited early") {
-		t.Errorf("after unwatch and stop, cause = %v; want the plain cancellation", err)
+	time.Sleep(200 * time.Millisecond)
+	if err := context.Cause(ctx); err != nil {
+		t.Errorf("after unwatch and a stop on purpose, cause = %v; want the context usable", err)
 	}
 }
