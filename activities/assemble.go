@@ -580,6 +580,32 @@ func (a *Activities) composeChecked(ctx context.Context, in ComposeInput, system
 	return text, cut, nil
 }
 
+// nearCopy says whether words, six or more, stand in some run of
+// instruction in order with at most one of them changed: the summary of
+// the twenty-third evaluation run's dr-010 opened "Answer the goal now from
+// the sources: 2 to 4 sentences.", the reminder's "from these sources" said
+// back with one word changed. A sentence that shares words with an
+// instruction but not its run ("Use only the facts given in the manual")
+// is no copy.
+func nearCopy(words, instruction []string) bool {
+	n := len(words)
+	if n < 6 {
+		return false
+	}
+	for at := 0; at+n <= len(instruction); at++ {
+		changed := 0
+		for k := 0; k < n && changed <= 1; k++ {
+			if words[k] != instruction[at+k] {
+				changed++
+			}
+		}
+		if changed <= 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // echoMinChars is the shortest sentence dropEchoes judges: shorter ones
 // ("See [1].") may match an instruction by chance.
 const echoMinChars = 20
@@ -602,8 +628,10 @@ var (
 // sentence are kept as they are.
 func dropEchoes(text string, instructions ...string) string {
 	norm := make([]string, len(instructions))
+	terms := make([][]string, len(instructions))
 	for i, s := range instructions {
 		norm[i] = normalizeSpace(markerRe.ReplaceAllString(s, " "))
+		terms[i] = coverTerms(s)
 	}
 	echo := func(sent string) bool {
 		if draftRe.MatchString(sent) {
@@ -613,8 +641,8 @@ func dropEchoes(text string, instructions ...string) string {
 		if len(t) < echoMinChars {
 			return false
 		}
-		for _, s := range norm {
-			if strings.Contains(s, t) {
+		for i, s := range norm {
+			if strings.Contains(s, t) || nearCopy(coverTerms(sent), terms[i]) {
 				return true
 			}
 		}

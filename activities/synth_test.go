@@ -314,6 +314,16 @@ func TestDropEchoes(t *testing.T) {
 	if got := dropEchoes("Use only the facts given in the manual [1].", synthSystem); got != "Use only the facts given in the manual [1]." {
 		t.Errorf("a sentence that only shares words with the instruction was dropped: %q", got)
 	}
+	// The reminder said back with one word changed (dr-010's summary,
+	// twenty-third evaluation run).
+	said := "Answer the goal now from the sources: 2 to 4 sentences. Create /etc/apt/preferences [1]."
+	if got := dropEchoes(said, answerSystem, answerReminder); got != "Create /etc/apt/preferences [1]." {
+		t.Errorf("the reminder said back was kept: %q", got)
+	}
+	two := "Answer the goal now from the docs: 3 to 4 sentences."
+	if got := dropEchoes(two, answerSystem, answerReminder); got != two {
+		t.Errorf("a sentence two words away from the reminder was dropped: %q", got)
+	}
 }
 
 // TestDropRepeats: a paragraph that says its sentences twice (dr-010) keeps
