@@ -568,7 +568,16 @@ func marksFirst(para string) string {
 // before the marks ("From fact [3], GRUB2 reads the ESP partition …",
 // dr-061's section, twentieth evaluation run); another noun ("From the
 // manual [1], …") is the writer's and stays.
-var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|per|based on|in)\s+(?i:(?:the\s+)?(?:facts?|sources?|passages?)\s+)?((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+),\s*`)
+// The parts the lead and tail patterns share: the words that open a
+// sentence by naming its sources, the prompt's nouns for a source, and a
+// run of marks with their separators (one capture group).
+const (
+	leadOpeners = `from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|based on`
+	sourceNoun  = `(?i:(?:the\s+)?(?:facts?|sources?|passages?)\s+)?`
+	markRun     = `((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+)`
+)
+
+var leadRe = regexp.MustCompile(`^(?i:` + leadOpeners + `|per|in)\s+` + sourceNoun + markRun + `,\s*`)
 
 // factsLeadRe is the other form of it: the sources as the subject of a
 // claim about the rest ("The facts [1], [2], and [3] collectively support
@@ -576,7 +585,7 @@ var leadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|descr
 // evaluation run, which the check left as "The facts [unverified], , and
 // collectively support …"). Only "that" clauses: the rest must be a
 // sentence of its own.
-var factsLeadRe = regexp.MustCompile(`^(?i:(?:the|these|both|all)\s+)?(?i:facts?|sources?|passages?|references?|evidence)\s+((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+)(?i:(?:collectively|together|all|both)\s+)?(?i:supports?|shows?|states?|indicates?|confirms?|says?)\s+(?i:(?:the\s+conclusion\s+)?that)\s+`)
+var factsLeadRe = regexp.MustCompile(`^(?i:(?:the|these|both|all)\s+)?(?i:facts?|sources?|passages?|references?|evidence)\s+` + markRun + `(?i:(?:collectively|together|all|both)\s+)?(?i:supports?|shows?|states?|indicates?|confirms?|says?)\s+(?i:(?:the\s+conclusion\s+)?that)\s+`)
 
 // emptyLeadRe is a cited lead whose marks are gone ("From  and , the
 // fonts-hack package provides …", dr-031's section, twenty-third
@@ -584,7 +593,7 @@ var factsLeadRe = regexp.MustCompile(`^(?i:(?:the|these|both|all)\s+)?(?i:facts?
 // call before Prose reads the draft. Only separators stand between the
 // lead's words and its comma; group 1 is empty, so the sentence is left
 // without marks, for placeCitations to number by its text.
-var emptyLeadRe = regexp.MustCompile(`^(?i:from|according to|as (?:stated|noted|described|shown|explained|mentioned|given|seen) in|as per|based on)\s+(?i:(?:the\s+)?(?:facts?|sources?|passages?)\s+)?()(?:(?:,|;|and|&)\s*)*,\s*`)
+var emptyLeadRe = regexp.MustCompile(`^(?i:` + leadOpeners + `)\s+` + sourceNoun + `()(?:(?:,|;|and|&)\s*)*,\s*`)
 
 var markRe = regexp.MustCompile(`\[\d+(?:\s*,\s*\d+)*\]`)
 
@@ -626,7 +635,7 @@ func citedLeads(para string) string {
 // stays uncited. Group 1 is the marks. The subject must be a pronoun,
 // so a sentence that states a claim of its own ("The claim that X is
 // supported by fact [3].") is not one.
-var tailRe = regexp.MustCompile(`^(?:(?i:(?:this|that|it|these|those)(?:\s+(?:information|value|port|setting|command|file|option|detail|claim|statement|fact))?\s+(?:is|are|was|were)\s+(?:also\s+)?(?:specified|stated|described|shown|explained|mentioned|given|noted|covered|documented|found|supported|confirmed|listed|defined|detailed|indicated)\s+(?:in|by)|see|cf\.|refer\s+to)\s+(?i:(?:the\s+)?(?:facts?|sources?|passages?|references?|evidence)\s+)?)((?:\[\d+(?:\s*,\s*\d+)*\]\s*(?:(?:,\s*and|,|;|and|&)\s*)?)+)[.!]?$`)
+var tailRe = regexp.MustCompile(`^(?:(?i:(?:this|that|it|these|those)(?:\s+(?:information|value|port|setting|command|file|option|detail|claim|statement|fact))?\s+(?:is|are|was|were)\s+(?:also\s+)?(?:specified|stated|described|shown|explained|mentioned|given|noted|covered|documented|found|supported|confirmed|listed|defined|detailed|indicated)\s+(?:in|by)|see|cf\.|refer\s+to)\s+(?i:(?:the\s+)?(?:facts?|sources?|passages?|references?|evidence)\s+)?)` + markRun + `[.!]?$`)
 
 // citingTails moves the marks of each such sentence (tailRe) to the end of
 // the sentence before it and drops it: "The port is 993. This is
