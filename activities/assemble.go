@@ -107,7 +107,7 @@ func (a *Activities) CollectSections(ctx context.Context, in CollectInput) (Coll
 	for _, i := range order {
 		sec := c.secs[i]
 		doc.Sections = append(doc.Sections, sec)
-		out.Sections = append(out.Sections, SectionInfo{Title: sec.Title, Tokens: llm.EstimateTokens(sec.Text)})
+		out.Sections = append(out.Sections, SectionInfo{Title: heading(sec.Title), Tokens: llm.EstimateTokens(sec.Text)})
 	}
 	out.Sources = c.list
 	if out.RootDone {
@@ -343,7 +343,7 @@ func (a *Activities) Extract(ctx context.Context, in ComposeInput) (ComposeResul
 			return ComposeResult{}, nonRetryable(ErrInvalidInput, fmt.Errorf("extract: section %d of %d", i, len(doc.Sections)))
 		}
 		sec := doc.Sections[i]
-		fmt.Fprintf(&b, "## %s\n\n%s\n\n", strings.TrimSpace(sec.Title), strings.TrimSpace(sec.Text))
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", heading(sec.Title), strings.TrimSpace(sec.Text))
 	}
 	md := strings.TrimSpace(b.String())
 	return ComposeResult{Markdown: md, Cited: citedNumbers(md)}, nil

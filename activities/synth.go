@@ -389,7 +389,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	facts := ExtractFacts(title+" "+in.Goal, sec.Evidence, FactOptions{K: orDefault(in.Facts, config.Defaults().Assembly.SectionFacts), MaxChars: 400, Follow: in.FactFollow})
 	res := ComposeResult{}
 	if len(facts) == 0 { // a section of model-written results only: as collected
-		res.Markdown = fmt.Sprintf("## %s\n\n%s", title, strings.TrimSpace(sec.Text))
+		res.Markdown = fmt.Sprintf("## %s\n\n%s", heading(title), strings.TrimSpace(sec.Text))
 		res.Cited, res.NoCall = citedNumbers(res.Markdown), true
 		return res, nil
 	}
@@ -432,7 +432,7 @@ func (a *Activities) composeSection(ctx context.Context, in ComposeInput, doc se
 	if len(citedNumbers(para)) == 0 {
 		para = factsParagraph(facts)
 	}
-	res.Markdown = fmt.Sprintf("## %s\n\n%s", title, para)
+	res.Markdown = fmt.Sprintf("## %s\n\n%s", heading(title), para)
 	res.Cited = citedNumbers(res.Markdown)
 	return res, nil
 }
