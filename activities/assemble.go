@@ -619,6 +619,19 @@ var (
 	// "This statement ends with source number [1] as it directly cites the
 	// fact…" closed a dr-003 section.
 	draftRe = regexp.MustCompile(`(?i)\b(the|this|my|your|previous) draft\b|\bsource numbers?\b`)
+	// metaRe finds a sentence about the answer's task or sources rather
+	// than its subject, which a reader skips and the check cannot support
+	// (twenty-third evaluation run, dr-067's and dr-036's sections): "To
+	// answer the question, we need to focus on the information provided
+	// about …", "Fact [2] provides a brief overview of the pdftk package,
+	// …", "This information is relevant to understanding the context of
+	// the question …", "This information is supported by the Debian
+	// Reference (version 2.100) …". Each form names no subject of its own:
+	// "Fact [1] describes port 631", "This information is stored in
+	// /etc/passwd" and "To answer the question, the port is 631" stay.
+	metaRe = regexp.MustCompile(`^(?i:to answer (?:the|this|your) question,?\s+(?:we|i|you|one)\s+(?:need|must|should|will|have|can)\b` +
+		`|(?:this|that|the above|such)\s+information\s+is\s+(?:also\s+)?(?:relevant|useful|important|helpful|crucial|essential|supported by|based on|taken from)\b` +
+		`|(?:the\s+)?(?:facts?|sources?|passages?)\s+(?:\[[^\]\n]{0,40}\]\s*(?:,\s*|and\s+)*)*(?:also\s+|collectively\s+|together\s+)?(?:provides?|gives?|offers?|presents?)\s+(?:(?:a|an|the|some|more|additional|further|useful|valuable|brief|general|detailed|short)\s+)*(?:overview|information|details?|context|background|explanation|description|summary|insights?)\b)`)
 )
 
 // dropEchoes removes the sentences of text that occur in one of the
@@ -634,7 +647,7 @@ func dropEchoes(text string, instructions ...string) string {
 		terms[i] = coverTerms(s)
 	}
 	echo := func(sent string) bool {
-		if draftRe.MatchString(sent) {
+		if draftRe.MatchString(sent) || metaRe.MatchString(strings.TrimSpace(sent)) {
 			return true
 		}
 		t := normalizeSpace(markerRe.ReplaceAllString(sent, " "))
