@@ -57,7 +57,8 @@ type runner struct {
 	cpu  time.Duration // process CPU time spent in calls so far
 	// labels are the pprof labels of the calls (size, phase): with the
 	// step's own label, a -cpuprofile of the run can be cut per activity
-	// and size (go tool pprof -tagfocus step=Observe -tagfocus size=10000).
+	// and phase (go tool pprof -tagfocus phase=steady -tagignore
+	// step=ReadState,Focus,ApplyOps: pprof keeps one -tagfocus).
 	labels []string
 	// timer, with -calls, times the store calls of the steady phase's
 	// steps (calls.go).
