@@ -114,6 +114,9 @@ func Table(sums []Summary, records []Record) string {
 	if len(records) == 0 {
 		return b.String()
 	}
+	if line := agreementLine(sums, records); line != "" {
+		b.WriteString("\n" + line + "\n")
+	}
 	b.WriteString("\n| question | kind | system | contains | judge | cited (supported) | unjudged | factual (citing) | evidence recall | calls | tokens | seconds | note |\n")
 	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range records {
@@ -134,6 +137,46 @@ func Table(sums []Summary, records []Record) string {
 			r.EvidenceRecall, r.Calls, r.PromptTokens+r.CompletionTokens, r.Seconds, note)
 	}
 	return b.String()
+}
+
+// Agreement counts, over records a judge graded (not failed, no judge
+// error), those where the judge's verdict (grade ≥ 0.5) and gold
+// containment say the same. The two measure one thing by different
+// means; where they disagree one of them is wrong, so the share tells
+// how far to trust either column alone: the twenty-third run's 1.5B
+// judge agreed on 25 of 36 answers (docs/eval.md).
+func Agreement(records []Record) (agree, graded int) {
+	for _, r := range records {
+		if r.Failed || r.JudgeError != "" {
+			continue
+		}
+		graded++
+		if (r.Judge >= 0.5) == r.Contains {
+			agree++
+		}
+	}
+	return agree, graded
+}
+
+// agreementLine is Agreement in words, in all and per system (in the
+// summaries' order); "" when no record was graded.
+func agreementLine(sums []Summary, records []Record) string {
+	agree, graded := Agreement(records)
+	if graded == 0 {
+		return ""
+	}
+	by := map[string][]Record{}
+	for _, r := range records {
+		by[r.System] = append(by[r.System], r)
+	}
+	var parts []string
+	for _, s := range sums {
+		if a, n := Agreement(by[s.System]); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", s.System, a, n))
+		}
+	}
+	return fmt.Sprintf("The judge and gold containment agree on %d of %d graded answers (%s); where they disagree, one of them is wrong.",
+		agree, graded, strings.Join(parts, ", "))
 }
 
 // contained is the per-question table's contains cell: "unverified"

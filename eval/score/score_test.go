@@ -239,6 +239,15 @@ func TestSummarize(t *testing.T) {
 		!strings.Contains(tab, "| rag | no | 0.5 | 2 (1) | 1 | 1 (1) |") || !strings.Contains(tab, "failed: stopped") {
 		t.Fatalf("Table:\n%s", tab)
 	}
+	// lethe: one failed, one contained with grade 0 (disagree); rag: a
+	// contained answer graded 1 and a missed one graded 0.5 (one of
+	// each). A record the judge could not grade is not counted.
+	if !strings.Contains(tab, "The judge and gold containment agree on 1 of 3 graded answers (lethe 0 of 1, rag 1 of 2)") {
+		t.Fatalf("Table lacks the agreement line:\n%s", tab)
+	}
+	if a, n := Agreement(append(recs, Record{System: "rag", Contains: true, Judge: 1, JudgeError: "timeout"})); a != 1 || n != 3 {
+		t.Fatalf("Agreement counted a record the judge could not grade: %d of %d", a, n)
+	}
 	if r := recs[3]; math.Abs(r.Precision()-2.0/3) > 1e-12 || r.CitationRecall() != 0.75 {
 		t.Fatalf("record precision %v recall %v", r.Precision(), r.CitationRecall())
 	}
