@@ -280,10 +280,11 @@ type claim struct {
 	anchors []string // anchorTerms
 	terms   []string // localTerms, in order, for numbersLocal
 	share   float64  // of its content words a window must hold
+	text    string   // the sentence, for swapped
 }
 
 func newClaim(sentence string) claim {
-	c := claim{prof: profile(sentence), anchors: anchorTerms(sentence), terms: localTerms(sentence), share: coverShare}
+	c := claim{prof: profile(sentence), anchors: anchorTerms(sentence), terms: localTerms(sentence), share: coverShare, text: sentence}
 	if len(c.anchors) > 0 {
 		c.share = anchoredShare
 	}
@@ -303,7 +304,7 @@ func (c claim) window(sents []string, profs []coverProfile, size int) (int, bool
 			continue
 		}
 		text := strings.Join(sents[i:i+size], " ")
-		if anchorsIn(c.anchors, NormalizeContain(text)) && numbersLocal(c.terms, localTerms(text)) {
+		if anchorsIn(c.anchors, NormalizeContain(text)) && numbersLocal(c.terms, localTerms(text)) && !swapped(c.text, text) {
 			return i, true
 		}
 	}

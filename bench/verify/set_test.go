@@ -15,7 +15,8 @@ import (
 // 9 true and 9 false pairs supported; with them 13 and 6; with "keep …
 // from being pulled in" read as a negation, 14 and 6; with words
 // compared by their derivational stems and a name's digits not taken for
-// a number, 17 and 6.
+// a number, 17 and 6; with swapped names refused (activities.swapped:
+// v21, v46 and v48), 17 and 3.
 func TestTextRulesOnLabelledSet(t *testing.T) {
 	set, err := loadSet("", "")
 	if err != nil {
@@ -42,8 +43,8 @@ func TestTextRulesOnLabelledSet(t *testing.T) {
 	if len(trueHeld) < 17 {
 		t.Errorf("%d true pairs supported by the text, want at least 17", len(trueHeld))
 	}
-	if len(falseHeld) > 6 {
-		t.Errorf("%d false pairs supported by the text, want at most 6", len(falseHeld))
+	if len(falseHeld) > 3 {
+		t.Errorf("%d false pairs supported by the text, want at most 3", len(falseHeld))
 	}
 }
 
