@@ -323,25 +323,27 @@ func TestDropEchoes(t *testing.T) {
 	// Sentences about the task or the sources, not the subject
 	// (twenty-third evaluation run, dr-067 and dr-036), go; a sentence
 	// that opens the same way but states something stays.
-	for _, m := range []string{
-		"To answer the question, we need to focus on the information provided about the lp command and its use to print collated copies.",
-		"Fact [2] provides a brief overview of the pdftk package, which is a tool used for PDF document conversion.",
-		"This information is relevant to understanding the context of the question and how the lp command might be used.",
-		"This information is supported by the Debian Reference (version 2.100) (2023-02-04 11:59:01 UTC) (2023) [1].",
-		"The facts [1] and [2] provide information about the CUPS web interface.",
+	for _, c := range []struct {
+		sent string
+		meta bool
+	}{
+		{"To answer the question, we need to focus on the information provided about the lp command and its use to print collated copies.", true},
+		{"Fact [2] provides a brief overview of the pdftk package, which is a tool used for PDF document conversion.", true},
+		{"This information is relevant to understanding the context of the question and how the lp command might be used.", true},
+		{"This information is supported by the Debian Reference (version 2.100) (2023-02-04 11:59:01 UTC) (2023) [1].", true},
+		{"The facts [1] and [2] provide information about the CUPS web interface.", true},
+		{"Fact [1] describes the port 631 of the CUPS web interface.", false},
+		{"This information is stored in /etc/passwd [1].", false},
+		{"To answer the question, the port is 631 [1].", false},
+		{"The sources provide port 631 for the CUPS web interface [1].", false},
 	} {
-		if got := dropEchoes("CUPS listens on port 631 [1]. "+m, answerSystem); got != "CUPS listens on port 631 [1]." {
-			t.Errorf("a sentence about the sources was kept: %q", got)
+		claim := "CUPS listens on port 631 [1]."
+		want := claim + " " + c.sent
+		if c.meta {
+			want = claim
 		}
-	}
-	for _, claim := range []string{
-		"Fact [1] describes the port 631 of the CUPS web interface.",
-		"This information is stored in /etc/passwd [1].",
-		"To answer the question, the port is 631 [1].",
-		"The sources provide port 631 for the CUPS web interface [1].",
-	} {
-		if got := dropEchoes(claim, answerSystem); got != claim {
-			t.Errorf("a claim was dropped as a sentence about the sources: %q -> %q", claim, got)
+		if got := dropEchoes(claim+" "+c.sent, answerSystem); got != want {
+			t.Errorf("dropEchoes(%q) = %q, want %q", c.sent, got, want)
 		}
 	}
 	two := "Answer the goal now from the docs: 3 to 4 sentences."
