@@ -76,7 +76,7 @@ func swapped(claim, window string) bool {
 	cl, src := clausesOf(claim, anchors), clausesOf(window, anchors)
 	for i, c := range cl {
 		a, ok := soleAnchor(c)
-		if !ok || !heldAlone(src, a) {
+		if !ok || !named(src, a) {
 			continue
 		}
 		for w := range c.words {
@@ -98,8 +98,8 @@ func soleAnchor(c clauseWords) (string, bool) {
 	return "", false
 }
 
-// heldAlone says whether some clause of the window names a.
-func heldAlone(src []clauseWords, a string) bool {
+// named says whether some clause of the window names a as one token.
+func named(src []clauseWords, a string) bool {
 	for _, c := range src {
 		if c.anchors[a] {
 			return true
