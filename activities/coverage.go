@@ -280,11 +280,11 @@ type claim struct {
 	anchors []string // anchorTerms
 	terms   []string // localTerms, in order, for numbersLocal
 	share   float64  // of its content words a window must hold
-	text    string   // the sentence, for swapped
+	swap    swapClaim
 }
 
 func newClaim(sentence string) claim {
-	c := claim{prof: profile(sentence), anchors: anchorTerms(sentence), terms: localTerms(sentence), share: coverShare, text: sentence}
+	c := claim{prof: profile(sentence), anchors: anchorTerms(sentence), terms: localTerms(sentence), share: coverShare, swap: newSwapClaim(sentence)}
 	if len(c.anchors) > 0 {
 		c.share = anchoredShare
 	}
@@ -304,7 +304,7 @@ func (c claim) window(sents []string, profs []coverProfile, size int) (int, bool
 			continue
 		}
 		text := strings.Join(sents[i:i+size], " ")
-		if anchorsIn(c.anchors, NormalizeContain(text)) && numbersLocal(c.terms, localTerms(text)) && !swapped(c.text, text) {
+		if anchorsIn(c.anchors, NormalizeContain(text)) && numbersLocal(c.terms, localTerms(text)) && !c.swap.in(text) {
 			return i, true
 		}
 	}

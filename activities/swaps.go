@@ -57,6 +57,26 @@ func clausesOf(text string, anchors map[string]bool) []clauseWords {
 	return out
 }
 
+// swapClaim is what swapped reads of a sentence, read once for all the
+// windows coverage tries.
+type swapClaim struct {
+	names   map[string]bool // the sentence's anchors that are not bare numbers
+	clauses []clauseWords
+}
+
+func newSwapClaim(sentence string) swapClaim {
+	names := map[string]bool{}
+	for _, a := range anchorTerms(sentence) {
+		if !isNumber(strings.TrimSpace(a)) { // numbers have their own rule (numbersLocal)
+			names[a] = true
+		}
+	}
+	if len(names) < 2 {
+		return swapClaim{}
+	}
+	return swapClaim{names: names, clauses: clausesOf(sentence, names)}
+}
+
 // swapped says whether the window gives a word of the claim to another
 // of the claim's names: a word that stands in a clause of the claim with
 // one name (and in no other named clause of the claim) stands, in the
@@ -64,16 +84,15 @@ func clausesOf(text string, anchors map[string]bool) []clauseWords {
 // none that names its own. A name the window does not hold as one token
 // leaves its words unjudged, so a name written apart never refuses.
 func swapped(claim, window string) bool {
-	anchors := map[string]bool{}
-	for _, a := range anchorTerms(claim) {
-		if !isNumber(strings.TrimSpace(a)) { // numbers have their own rule (numbersLocal)
-			anchors[a] = true
-		}
-	}
-	if len(anchors) < 2 {
+	return newSwapClaim(claim).in(window)
+}
+
+// in is swapped for this claim and the window.
+func (sc swapClaim) in(window string) bool {
+	if len(sc.names) < 2 {
 		return false
 	}
-	cl, src := clausesOf(claim, anchors), clausesOf(window, anchors)
+	cl, src := sc.clauses, clausesOf(window, sc.names)
 	for i, c := range cl {
 		a, ok := soleAnchor(c)
 		if !ok || !named(src, a) {
