@@ -43,6 +43,7 @@ func (a *Activities) Reason(ctx context.Context, in ReasonInput) (ReasonResult, 
 	return ReasonResult{
 		Content: resp.Content, ThinkingChars: len(resp.Thinking), PromptTokens: resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens, LatencyMS: resp.Latency.Milliseconds(), Model: resp.Model,
+		Cut: resp.FinishReason == "length",
 	}, nil
 }
 

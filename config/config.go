@@ -333,8 +333,9 @@ type Assembly struct {
 }
 
 type DIN struct {
-	MaxOps         int `mapstructure:"max_ops" json:"max_ops"`
-	MaxStringChars int `mapstructure:"max_string_chars" json:"max_string_chars"`
+	MaxOps         int  `mapstructure:"max_ops" json:"max_ops"`
+	MaxStringChars int  `mapstructure:"max_string_chars" json:"max_string_chars"`
+	KeepCutOps     bool `mapstructure:"keep_cut_ops" json:"keep_cut_ops"`
 }
 
 type Graph struct {

@@ -250,6 +250,7 @@ var params = []Param{
 
 	// DIN limits
 	p("din.max_ops", Int, 32, 1, 1000, "operations accepted in one answer"),
+	p("din.keep_cut_ops", Bool, true, 0, 0, "an answer the output limit cut inside its ops list keeps the ops written whole before the cut, when they are valid, instead of a repair call that a small model answers with the same cut list (docs/cut-answers.md)"),
 	p("din.max_string_chars", Int, 8000, 64, 1000000, "longest text field the graph accepts"),
 
 	// graph store

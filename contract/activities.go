@@ -247,6 +247,9 @@ type ReasonResult struct {
 	CompletionTokens int    `json:"completion_tokens"`
 	LatencyMS        int64  `json:"latency_ms"`
 	Model            string `json:"model,omitempty"`
+	// Cut: the answer ended on the output limit (finish_reason "length"),
+	// so it may stop inside its ops list (din.CutOps).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // ApplyInput is Tx2: the validated ops of one iteration.

@@ -140,6 +140,9 @@ type Stats struct {
 	NewEvidence    int `json:"new_evidence"`
 	// NoOpIterations counts iterations whose applied answer changed nothing.
 	NoOpIterations int `json:"noop_iterations,omitempty"`
+	// CutAnswers counts answers cut by the output limit whose ops before
+	// the cut were kept (din.CutOps); each saved a repair call.
+	CutAnswers int `json:"cut_answers,omitempty"`
 	// LLMLatencyMS sums the latency of every chat call, reasoning and
 	// composition; the parts of an assembly run in parallel, so the sum can
 	// exceed their wall time.

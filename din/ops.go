@@ -276,6 +276,7 @@ const (
 	CodeUnknownArg    = "unknown_arg"    // a tool argument the tool does not take
 	CodeBadSource     = "bad_source"     // evidence source is not an http(s) URL
 	CodeOpenSubtasks  = "open_subtasks"  // complete on a task the answer also gives open subtasks
+	CodeCut           = "cut"            // the answer reached the output limit before it ended
 )
 
 // Error is one problem with an answer. Index is the position of the op in
