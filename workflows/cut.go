@@ -12,25 +12,27 @@ import (
 // are valid, instead of a repair call (docs/cut-answers.md).
 const changeCutOps = "cut-answers"
 
-// keepCut returns the valid ops of an answer cut by the output limit, or
-// false when the answer was not cut, nothing whole came before the cut, or
-// what came is not valid on its own (then the repair call asks again, as
-// for any invalid answer). The version marker is recorded only when ops
-// are kept, so a session that never meets a cut answer records none.
-func (s *session) keepCut(ctx workflow.Context, iter int, out contract.ReasonResult, k din.Known, lim din.Limits) ([]din.Op, bool) {
-	if !out.Cut || !s.cfg.DIN.KeepCutOps {
-		return nil, false
-	}
+// keepCut returns the valid ops of an answer cut by the output limit
+// (out.Cut), or, when it keeps none, the errors for its repair prompt:
+// first that the limit cut the answer, then what is wrong with the ops it
+// wrote whole, or errs (the whole answer's) when it wrote none whole or
+// din.keep_cut_ops is off. The version marker is recorded only when ops are
+// kept, so a session that never meets a cut answer records none.
+func (s *session) keepCut(ctx workflow.Context, iter int, out contract.ReasonResult, k din.Known, lim din.Limits, errs []din.Error) ([]din.Op, []din.Error) {
+	cut := []din.Error{din.CutError(out.CompletionTokens)}
 	obj, n := din.CutOps(out.Content)
-	if n == 0 {
-		return nil, false
+	if n == 0 || !s.cfg.DIN.KeepCutOps {
+		return nil, append(cut, errs...)
 	}
-	ops, errs := din.Parse(obj, k, lim)
-	if len(errs) > 0 || workflow.GetVersion(ctx, changeCutOps, workflow.DefaultVersion, 1) < 1 {
-		return nil, false
+	ops, whole := din.Parse(obj, k, lim)
+	if len(whole) > 0 || workflow.GetVersion(ctx, changeCutOps, workflow.DefaultVersion, 1) < 1 {
+		if len(whole) == 0 { // a session from before the change repairs as it did
+			whole = errs
+		}
+		return nil, append(cut, whole...)
 	}
 	s.st.Stats.CutAnswers++
 	s.log.Info("answer cut by the output limit; keeping the ops before the cut", "iteration", iter, "ops", len(ops),
 		"completion_tokens", out.CompletionTokens)
-	return ops, true
+	return ops, nil
 }

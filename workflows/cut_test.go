@@ -12,7 +12,8 @@ import (
 // written whole before the cut only when the output limit cut it
 // (finish_reason "length"), the kept ops are valid, and din.keep_cut_ops is
 // on; otherwise it is repaired as any invalid answer is, and the repair
-// prompt of an answer the limit cut says so.
+// prompt of an answer the limit cut says so, and names what is wrong with
+// the ops it wrote whole.
 func TestCutAnswer(t *testing.T) {
 	const (
 		whole   = `{"op":"complete","task":"root","result":"Dendrites and interfaces.","embed_text":"dendrites interfaces"}`
@@ -27,13 +28,14 @@ func TestCutAnswer(t *testing.T) {
 		params  map[string]string
 		repairs int
 		kept    int
-		hint    bool // the repair prompt names the output limit
+		hint    bool   // the repair prompt names the output limit
+		names   string // and this, when set
 	}{
-		{"cut by the limit", `{"ops":[` + whole + cut, "length", nil, 0, 1, false},
-		{"ended by the model", `{"ops":[` + whole + cut, "stop", nil, 1, 0, false},
-		{"the parameter off", `{"ops":[` + whole + cut, "length", map[string]string{"din.keep_cut_ops": "false"}, 1, 0, true},
-		{"the whole ops invalid", `{"ops":[` + unknown + cut, "length", nil, 1, 0, true},
-		{"nothing whole before the cut", `{"ops":[{"op":"complete","task":"ro`, "length", nil, 1, 0, true},
+		{"cut by the limit", `{"ops":[` + whole + cut, "length", nil, 0, 1, false, ""},
+		{"ended by the model", `{"ops":[` + whole + cut, "stop", nil, 1, 0, false, ""},
+		{"the parameter off", `{"ops":[` + whole + cut, "length", map[string]string{"din.keep_cut_ops": "false"}, 1, 0, true, ""},
+		{"the whole ops invalid", `{"ops":[` + unknown + cut, "length", nil, 1, 0, true, `unknown task id "nope"`},
+		{"nothing whole before the cut", `{"ops":[{"op":"complete","task":"ro`, "length", nil, 1, 0, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,8 +56,14 @@ func TestCutAnswer(t *testing.T) {
 					r.res.Stats.CutAnswers, tt.repairs, tt.kept)
 			}
 			for _, req := range r.llm.Requests() {
-				if req.Rule == "repair" && strings.Contains(req.User, "reached the output limit") != tt.hint {
+				if req.Rule != "repair" {
+					continue
+				}
+				if strings.Contains(req.User, "reached the output limit") != tt.hint {
 					t.Errorf("the repair prompt names the output limit: %v, want %v", !tt.hint, tt.hint)
+				}
+				if !strings.Contains(req.User, tt.names) {
+					t.Errorf("the repair prompt does not say %q:\n%s", tt.names, req.User)
 				}
 			}
 			if r.res.Stats.InvalidAnswers != 0 {

@@ -267,11 +267,10 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 		if len(errs) == 0 {
 			return ops, true, nil
 		}
-		if ops, ok := s.keepCut(ctx, iter, out, k, lim); ok {
-			return ops, true, nil
-		}
 		if out.Cut {
-			errs = append([]din.Error{din.CutError(out.CompletionTokens)}, errs...)
+			if ops, errs = s.keepCut(ctx, iter, out, k, lim, errs); ops != nil {
+				return ops, true, nil
+			}
 		}
 		s.log.Warn("invalid DIN answer", "iteration", iter, "attempt", attempt, "errors", len(errs))
 		if attempt >= s.cfg.LLM.MaxRepairAttempts {
