@@ -1,14 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"go.temporal.io/sdk/client"
-
-	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -19,28 +14,12 @@ import (
 // that history replays on the current code (docs/cut-answers.md).
 func TestCutAnswerOnTheServer(t *testing.T) {
 	const whole = `{"op":"complete","task":"root","result":"Dendrites and interfaces.","embed_text":"dendrites interfaces"}`
-	srv := llmtest.NewServer(llmtest.Script{EmbeddingDim: 256, Rules: []llmtest.Rule{
+	out := runScripted(t, "cut-answer-1", llmtest.Script{EmbeddingDim: 256, Rules: []llmtest.Rule{
 		{Name: "repair", Match: []string{`repair attempt`}, Reply: `{"ops":[` + whole + `]}`},
 		{Name: "cut", Match: []string{"^=GOAL"}, Reply: `{"ops":[` + whole + `,{"op":"evidence","task":"root","content":"Lithium dendr`,
 			Finish: "length", DelayMS: 300},
 		{Name: "compose", Match: []string{"^Goal: "}, Reply: "## Findings\n\nDendrites and interfaces."},
-	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	const id, queue = "cut-answer-1", "lethe-cut-answer"
-	params := lethetest.Params(srv.URL(), dir)
-	params["temporal.task_queue"] = queue
-	w := startWorker(t, params)
-	c := dial(t)
-	cfg := lethetest.Config(t, srv.URL(), dir, map[string]string{"temporal.task_queue": queue})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{Goal: goal, Config: &cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := finishSession(t, ctx, c, run, w, embeddedAt(cfg.Graph.Path))
+	}}, nil)
 	if out.res.StopReason != workflows.StopRootDone || out.res.Stats.CutAnswers != 1 || out.res.Stats.RepairCalls != 0 {
 		t.Fatalf("stop %q, cut answers kept %d, repairs %d", out.res.StopReason, out.res.Stats.CutAnswers, out.res.Stats.RepairCalls)
 	}
@@ -59,5 +38,5 @@ func TestCutAnswerOnTheServer(t *testing.T) {
 	if !marker {
 		t.Error("no cut-answers version marker in the history")
 	}
-	replay(t, id, out.history)
+	replay(t, "cut-answer-1", out.history)
 }

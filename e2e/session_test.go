@@ -48,7 +48,14 @@ func slowScript(t *testing.T) llmtest.Script {
 // with the client and the workflow id while the session runs.
 func runSession(t *testing.T, id string, kill func(c client.Client, w *workerProc) *workerProc) outcome {
 	t.Helper()
-	srv := llmtest.NewServer(slowScript(t))
+	return runScripted(t, id, slowScript(t), kill)
+}
+
+// runScripted runs one session on the dev server against the scripted
+// model script, as runSession does.
+func runScripted(t *testing.T, id string, script llmtest.Script, kill func(c client.Client, w *workerProc) *workerProc) outcome {
+	t.Helper()
+	srv := llmtest.NewServer(script)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	queue := "lethe-" + strings.ReplaceAll(id, "/", "-")
