@@ -71,6 +71,9 @@ func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
 	}
 	ops = dropEvidenceDependencies(ops, known)
 	errs = append(errs, validate(ops, known, lim, metas)...)
+	if known.Restated {
+		ops, errs = dropRestated(ops, errs, known)
+	}
 	if len(errs) > 0 {
 		sortErrors(errs)
 		return nil, errs

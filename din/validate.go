@@ -24,6 +24,10 @@ type Known struct {
 	// and no task, is dropped as a dependency on the root is
 	// (dropEvidenceDependencies). Nil in sessions that started before it.
 	EvidenceRefs map[string]bool
+	// Restated: a create whose id already names a task of the session that
+	// is not FAILED, in an answer whose every other op is valid, is dropped
+	// (dropRestated). False in sessions that started before it.
+	Restated bool
 }
 
 var shortIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)

@@ -113,6 +113,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 	if workflow.GetVersion(ctx, changeEvidenceDeps, workflow.DefaultVersion, 1) == 1 {
 		k.EvidenceRefs = evidenceRefs(read)
 	}
+	k.Restated = workflow.GetVersion(ctx, changeRestated, workflow.DefaultVersion, 1) == 1
 
 	ops, ok, err := s.reason(ctx, iter, user, k)
 	if err != nil {
@@ -195,6 +196,11 @@ func (s *session) focus(ctx workflow.Context, iter int, sel string) (contract.Ex
 // (din.Known.EvidenceRefs). Before it, such an answer was invalid, and a
 // session replaying from then keeps that path.
 const changeEvidenceDeps = "din-evidence-deps"
+
+// changeRestated (#12, docs/din-guards.md): validation drops a create that
+// restates a task of the session (din.Known.Restated) when it is the
+// answer's only error. Before it, such an answer went to repair.
+const changeRestated = "din-restated-creates"
 
 // evidenceRefs are the refs of the evidence lines a read shows.
 func evidenceRefs(v din.View) map[string]bool {
