@@ -143,6 +143,9 @@ type Stats struct {
 	// CutAnswers counts answers cut by the output limit whose ops before
 	// the cut were kept (din.CutOps); each saved a repair call.
 	CutAnswers int `json:"cut_answers,omitempty"`
+	// RestatedCreates counts creates of existing tasks dropped from
+	// applied answers (din.ParseCounted, docs/din-guards.md).
+	RestatedCreates int `json:"restated_creates,omitempty"`
 	// LLMLatencyMS sums the latency of every chat call, reasoning and
 	// composition; the parts of an assembly run in parallel, so the sum can
 	// exceed their wall time.

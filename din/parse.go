@@ -29,6 +29,14 @@ import (
 // state the model did not intend. An answer with an empty "ops" array is
 // valid and means "nothing to do".
 func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
+	ops, errs, _ := ParseCounted(text, known, lim)
+	return ops, errs
+}
+
+// ParseCounted is Parse that also returns how many creates of existing
+// tasks it dropped (dropRestated), so a session can count them: the
+// guard is silent in the answer it returns.
+func ParseCounted(text string, known Known, lim Limits) ([]Op, []Error, int) {
 	obj, err := Extract(text)
 	if err != nil {
 		code := CodeNoJSON
@@ -36,12 +44,12 @@ func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
 		if errors.As(err, &xe) {
 			code = xe.Code
 		}
-		return nil, []Error{{Index: -1, Code: code, Msg: err.Error() + `; answer with one JSON object {"ops":[...]}`}}
+		return nil, []Error{{Index: -1, Code: code, Msg: err.Error() + `; answer with one JSON object {"ops":[...]}`}}, 0
 	}
 
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(obj), &top); err != nil {
-		return nil, []Error{{Index: -1, Code: CodeBadJSON, Msg: "the answer is not a JSON object: " + err.Error()}}
+		return nil, []Error{{Index: -1, Code: CodeBadJSON, Msg: "the answer is not a JSON object: " + err.Error()}}, 0
 	}
 	var errs []Error
 	keys := sortedKeys(top)
@@ -54,12 +62,12 @@ func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
 	rawOps, ok := top["ops"]
 	if !ok {
 		errs = append(errs, errf(-1, "", "", CodeNoOps, `the JSON object has no "ops" key: wrap the operations as {"ops":[...]}`))
-		return nil, errs
+		return nil, errs, 0
 	}
 	var raws []json.RawMessage
 	if isNull(rawOps) || json.Unmarshal(rawOps, &raws) != nil {
 		errs = append(errs, errf(-1, "", "", CodeOpsNotArray, `"ops" must be an array of operation objects (use [] when there is nothing to do)`))
-		return nil, errs
+		return nil, errs, 0
 	}
 
 	ops := make([]Op, len(raws))
@@ -71,14 +79,17 @@ func Parse(text string, known Known, lim Limits) ([]Op, []Error) {
 	}
 	ops = dropEvidenceDependencies(ops, known)
 	errs = append(errs, validate(ops, known, lim, metas)...)
+	dropped := 0
 	if known.Restated {
+		n := len(ops)
 		ops, errs = dropRestated(ops, errs, known)
+		dropped = n - len(ops)
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
-		return nil, errs
+		return nil, errs, 0
 	}
-	return dropRootDependencies(ops), nil
+	return dropRootDependencies(ops), nil, dropped
 }
 
 // dropRootDependencies removes every dependency of a task on the root goal:

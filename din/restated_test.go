@@ -19,20 +19,24 @@ func TestDropRestated(t *testing.T) {
 		restated bool
 		want     []string // ops kept, or nil for an error
 		codes    []string
+		dropped  int
 	}{
-		{"a restated create before an update", `{"ops":[` + reT1 + `,` + update + `]}`, true, []string{"update"}, nil},
-		{"two restated creates, one done, before a search", `{"ops":[` + reT1 + `,` + reT3 + `,` + search + `]}`, true, []string{"call"}, nil},
-		{"restated creates alone", `{"ops":[` + reT1 + `,` + reT3 + `]}`, true, nil, []string{CodeIDExists, CodeIDExists}},
-		{"the id of a failed task", `{"ops":[` + reT4 + `,` + update + `]}`, true, nil, []string{CodeIDExists}},
-		{"another error beside it", `{"ops":[` + reT1 + `,{"op":"fail","task":"zz","reason":"r"}]}`, true, nil, []string{CodeIDExists, CodeUnknownID}},
-		{"a create that names a task twice", `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e"},{"op":"create","id":"x","description":"d","embed_text":"e"},` + update + `]}`, true, nil, []string{CodeDuplicateID}},
-		{"sessions from before", `{"ops":[` + reT1 + `,` + update + `]}`, false, nil, []string{CodeIDExists}},
+		{"a restated create before an update", `{"ops":[` + reT1 + `,` + update + `]}`, true, []string{"update"}, nil, 1},
+		{"two restated creates, one done, before a search", `{"ops":[` + reT1 + `,` + reT3 + `,` + search + `]}`, true, []string{"call"}, nil, 2},
+		{"restated creates alone", `{"ops":[` + reT1 + `,` + reT3 + `]}`, true, nil, []string{CodeIDExists, CodeIDExists}, 0},
+		{"the id of a failed task", `{"ops":[` + reT4 + `,` + update + `]}`, true, nil, []string{CodeIDExists}, 0},
+		{"another error beside it", `{"ops":[` + reT1 + `,{"op":"fail","task":"zz","reason":"r"}]}`, true, nil, []string{CodeIDExists, CodeUnknownID}, 0},
+		{"a create that names a task twice", `{"ops":[{"op":"create","id":"x","description":"d","embed_text":"e"},{"op":"create","id":"x","description":"d","embed_text":"e"},` + update + `]}`, true, nil, []string{CodeDuplicateID}, 0},
+		{"sessions from before", `{"ops":[` + reT1 + `,` + update + `]}`, false, nil, []string{CodeIDExists}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := testKnown()
 			k.Restated = tt.restated
-			ops, errs := Parse(tt.in, k, DefaultLimits())
+			ops, errs, dropped := ParseCounted(tt.in, k, DefaultLimits())
+			if dropped != tt.dropped {
+				t.Errorf("dropped %d creates, want %d", dropped, tt.dropped)
+			}
 			var got, codes []string
 			for _, o := range ops {
 				got = append(got, o.Op)

@@ -333,8 +333,8 @@ func logRealModelStats(t *testing.T, res workflows.SessionResult, h *historypb.H
 	}
 	t.Logf("result: stop %s after %d iterations; tasks %d (done %d, failed %d); evidence %d; citations %d (removed %d); models %v",
 		res.StopReason, res.Iterations, res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence, res.Citations, res.RemovedCitations, res.Models)
-	t.Logf("LLM: %d calls (%d repairs, %d failed, %d invalid answers, %d cut answers kept); %d web searches (%d duplicates); %d ops applied; tokens %d prompt + %d completion = %d (all chat calls)",
-		res.Stats.LLMCalls, res.Stats.RepairCalls, res.Stats.FailedCalls, res.Stats.InvalidAnswers, res.Stats.CutAnswers, res.Stats.WebSearches,
+	t.Logf("LLM: %d calls (%d repairs, %d failed, %d invalid answers, %d cut answers kept, %d restated creates dropped); %d web searches (%d duplicates); %d ops applied; tokens %d prompt + %d completion = %d (all chat calls)",
+		res.Stats.LLMCalls, res.Stats.RepairCalls, res.Stats.FailedCalls, res.Stats.InvalidAnswers, res.Stats.CutAnswers, res.Stats.RestatedCreates, res.Stats.WebSearches,
 		res.Stats.DuplicateCalls, res.Stats.AppliedOps, res.Stats.PromptTokens, res.Stats.CompletionToken, res.Stats.PromptTokens+res.Stats.CompletionToken)
 	t.Logf("latency: reasoning calls %v (total %.1fs, median %.1fs, %.1fs per iteration); composition activities %d, %.1fs summed (in parallel, queued at the server); the session's stats: %.1fs in chat calls",
 		per, sum(reason).Seconds(), median.Seconds(), sum(reason).Seconds()/float64(max(res.Iterations, 1)), len(compose), sum(compose).Seconds(),

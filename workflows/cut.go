@@ -24,7 +24,7 @@ func (s *session) keepCut(ctx workflow.Context, iter int, out contract.ReasonRes
 	if n == 0 || !s.cfg.DIN.KeepCutOps {
 		return nil, append(cut, errs...)
 	}
-	ops, whole := din.Parse(obj, k, lim)
+	ops, whole, restated := din.ParseCounted(obj, k, lim)
 	if len(whole) > 0 || workflow.GetVersion(ctx, changeCutOps, workflow.DefaultVersion, 1) < 1 {
 		if len(whole) == 0 { // a session from before the change repairs as it did
 			whole = errs
@@ -32,6 +32,7 @@ func (s *session) keepCut(ctx workflow.Context, iter int, out contract.ReasonRes
 		return nil, append(cut, whole...)
 	}
 	s.st.Stats.CutAnswers++
+	s.countRestated(iter, restated)
 	s.log.Info("answer cut by the output limit; keeping the ops before the cut", "iteration", iter, "ops", len(ops),
 		"completion_tokens", out.CompletionTokens)
 	return ops, nil

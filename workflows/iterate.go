@@ -202,6 +202,16 @@ const changeEvidenceDeps = "din-evidence-deps"
 // answer's only error. Before it, such an answer went to repair.
 const changeRestated = "din-restated-creates"
 
+// countRestated records the creates of existing tasks that validation
+// dropped from an applied answer, which the answer itself no longer shows.
+func (s *session) countRestated(iter, n int) {
+	if n == 0 {
+		return
+	}
+	s.st.Stats.RestatedCreates += n
+	s.log.Info("creates of existing tasks dropped from the answer", "iteration", iter, "creates", n)
+}
+
 // evidenceRefs are the refs of the evidence lines a read shows.
 func evidenceRefs(v din.View) map[string]bool {
 	refs := make(map[string]bool, len(v.Evidence))
@@ -269,8 +279,9 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 			return nil, false, nil
 		}
 		s.countAnswer(out)
-		ops, errs := din.Parse(out.Content, k, lim)
+		ops, errs, restated := din.ParseCounted(out.Content, k, lim)
 		if len(errs) == 0 {
+			s.countRestated(iter, restated)
 			return ops, true, nil
 		}
 		if out.Cut {

@@ -30,6 +30,9 @@ func TestRestatedCreate(t *testing.T) {
 	if r.res.Stats.RepairCalls != 0 || used["repair"] != 0 || r.res.Stats.InvalidAnswers != 0 {
 		t.Errorf("repairs %d (rule %d), invalid answers %d; want none", r.res.Stats.RepairCalls, used["repair"], r.res.Stats.InvalidAnswers)
 	}
+	if r.res.Stats.RestatedCreates != 1 {
+		t.Errorf("restated creates dropped %d, want 1", r.res.Stats.RestatedCreates)
+	}
 	if r.res.Tasks != 2 || r.res.TasksDone != 2 {
 		t.Errorf("tasks %d, done %d; want 2 and 2", r.res.Tasks, r.res.TasksDone)
 	}
