@@ -270,7 +270,7 @@ func (c *collector) goalEvidence(ctx context.Context, goal []float32) ([]Passage
 	var kept []graph.Evidence
 	var cos []float64
 	for _, e := range supporting(ev, graph.TaskID(c.session, graph.RootShortID)) {
-		if e.SourceURL != "" && e.Kind != graph.KindLLM {
+		if fromSource(e) {
 			kept = append(kept, e)
 			cos = append(cos, algebra.Cosine32(goal, e.Embedding))
 		}
@@ -349,6 +349,16 @@ func (a *Activities) Extract(ctx context.Context, in ComposeInput) (ComposeResul
 	return ComposeResult{Markdown: md, Cited: citedNumbers(md)}, nil
 }
 
+// fromSource reports whether e is text of its source: it has one and was
+// read there. An evidence op's source is the page the model says its note
+// comes from (Apply keeps it only for a page the session read), but the
+// words are the model's: numbered as that source, they would be checked
+// against themselves and always pass. So the model's notes get no source
+// number and are no part of any source's text (docs/citations.md).
+func fromSource(e graph.Evidence) bool {
+	return e.SourceURL != "" && e.Kind != graph.KindLLM
+}
+
 type collector struct {
 	a       *Activities
 	cfg     config.Assembly // the session's
@@ -361,7 +371,7 @@ type collector struct {
 }
 
 func (c *collector) sourceNumber(e graph.Evidence) int {
-	if e.SourceURL == "" {
+	if !fromSource(e) {
 		return 0
 	}
 	if n, ok := c.sources[e.SourceURL]; ok {

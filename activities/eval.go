@@ -17,6 +17,7 @@ import (
 	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/eval/score"
+	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/research"
 )
@@ -253,7 +254,9 @@ func judgeErr(ctx context.Context, err error) error {
 // scoredSources returns the texts of each source number and every text
 // the system read. A session's are its evidence in the graph store
 // (bounded by eval.evidence_max_chars), one text per evidence row of the
-// source's URL; a baseline's are the chunks it was given.
+// source's URL, without the notes the model wrote (fromSource: it did not
+// read them, and they are no source's text); a baseline's are the chunks
+// it was given.
 func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int][]string, []string, error) {
 	texts := map[int][]string{}
 	if in.SessionID == "" {
@@ -272,6 +275,9 @@ func (a *Activities) scoredSources(ctx context.Context, in ScoreInput) (map[int]
 	for _, e := range ev {
 		if left <= 0 {
 			break
+		}
+		if e.Kind == graph.KindLLM {
+			continue
 		}
 		c := truncate(e.Content, left)
 		left -= len(c)

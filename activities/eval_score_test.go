@@ -13,7 +13,9 @@ import (
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/contract"
 	escore "github.com/lethe-research/lethe/eval/score"
+	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
+	"github.com/lethe-research/lethe/graph/graphtest"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/service"
@@ -175,5 +177,66 @@ func TestNoteUnsupportedBounded(t *testing.T) {
 	}
 	if n := len([]rune(rec.Unsupported[0])); n != 301 {
 		t.Fatalf("kept %d runes, want 300 and the ellipsis", n)
+	}
+}
+
+// TestScoreSessionLeavesModelNotesOut scores a session's answer whose
+// sentence is copied from a note the model wrote with a source it read:
+// the note is neither that source's text (the sentence is not contained
+// and goes to the judge, who sees the page) nor something the session
+// read (the gold string only in the note counts for no evidence recall).
+func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
+	const (
+		page = "The tmpfs filesystem keeps its files in virtual memory."
+		note = "Mount /run as a ramfs so that it survives a reboot."
+		url  = "https://a.example/tmpfs"
+	)
+	model := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "cites", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Mount /run as a ramfs`},
+			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
+		{Name: "extract", System: []string{"strict grader"}, Match: []string{`Copy, word for word`}, Reply: `{"quote": "Mount /run as a ramfs."}`},
+		{Name: "compare", System: []string{"strict grader"}, Reply: `{"same": false}`},
+	}})
+	t.Cleanup(model.Close)
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": filepath.Join(t.TempDir(), "eval")})
+	store, err := embedded.Open(cfg.Graph.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	const sid = "score-notes"
+	if err := store.CreateSession(t.Context(), graph.Session{ID: sid, Goal: "g", GoalDocEmb: graphtest.Unit(0), GoalQueryEmb: graphtest.Unit(1), Dim: graphtest.Dim},
+		graph.Task{Description: "g", EmbedText: "g", Embedding: graphtest.Unit(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AddEvidence(t.Context(), sid, "k", graph.RootShortID, []graph.Evidence{
+		{Content: page, SourceURL: url, Kind: graph.KindHTML, Strength: 0.5, Embedding: graphtest.Unit(2), CreatedIter: 1},
+		{Content: note, SourceURL: url, Kind: graph.KindLLM, Strength: 0.5, Embedding: graphtest.Unit(3), CreatedIter: 2},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := service.NewActivities(cfg, load.Sources{}, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.CloseResearch)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval, JudgeBaseURL: model.URL(),
+		Sources:  []contract.Source{{N: 1, URL: url}},
+		Question: contract.EvalQuestion{ID: "q", Question: "Which filesystem keeps /run?", Answer: "ramfs", Gold: []string{"ramfs"}},
+		Answer:   contract.SystemAnswer{Answer: "Mount /run as a ramfs so that it survives a reboot [1]."}}
+	var rec contract.EvalRecord
+	v, err := env.ExecuteActivity(acts.Score, in)
+	if err == nil {
+		err = v.Get(&rec)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Cited != 1 || rec.Contained != 0 || rec.Supported != 0 || rec.EvidenceRecall != 0 || !rec.Contains || rec.Backed {
+		t.Fatalf("cited %d, contained %d, supported %d, evidence recall %v, contains %v, backed %v; want 1, 0, 0, 0, true, false",
+			rec.Cited, rec.Contained, rec.Supported, rec.EvidenceRecall, rec.Contains, rec.Backed)
 	}
 }

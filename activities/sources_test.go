@@ -91,3 +91,28 @@ func TestRootResultCitationsChecked(t *testing.T) {
 		t.Fatalf("checked root result %q, cited %v", col.RootResult, col.RootCited)
 	}
 }
+
+// A note the model wrote with a source it read is not that source's text:
+// the root's result that quotes the note under the source's number loses
+// the citation, since the page does not hold the quote.
+func TestModelNoteIsNoSourceText(t *testing.T) {
+	const sid = "note-cites"
+	run, store := seedSession(t, sid)
+	run(acts.ApplyOps, activities.ApplyInput{SessionID: sid, Iteration: 1, ActiveTask: "root", DedupThreshold: 0.95, Ops: []din.Op{
+		{Op: "evidence", Task: "root", Content: "Dendrites short the cell within a week.", EmbedText: "dendrites short", Source: "https://example.org/dendrites"},
+	}}, nil)
+	result := `Dendrites grow "along grain boundaries" [1]. They "short the cell within a week" [1].`
+	if _, err := store.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/2", Iteration: 2, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+		{Kind: graph.OpComplete, Task: graph.RootShortID, Result: result, EmbedText: "dendrites"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	var col activities.CollectResult
+	run(acts.CollectSections, activities.CollectInput{SessionID: sid}, &col)
+	if col.RootRemoved != 1 || !strings.Contains(col.RootResult, `boundaries" [1]`) || strings.Contains(col.RootResult, `week" [1]`) {
+		t.Fatalf("removed %d; checked root result %q", col.RootRemoved, col.RootResult)
+	}
+	if len(col.Sources) != 1 || col.Sources[0].URL != "https://example.org/dendrites" {
+		t.Fatalf("sources %v", col.Sources)
+	}
+}

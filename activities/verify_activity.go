@@ -138,7 +138,8 @@ func (a *Activities) verifyCall(ctx context.Context, in VerifyInput, req llm.Cha
 	return r.Content, nil
 }
 
-// sourceTexts is the stored evidence text of each source URL of the session.
+// sourceTexts is the stored evidence text of each source URL of the
+// session, the model's own notes left out (fromSource).
 func (a *Activities) sourceTexts(ctx context.Context, session string) (map[string][]string, error) {
 	ev, err := a.Store.Evidence(ctx, session, "")
 	if err != nil {
@@ -146,7 +147,7 @@ func (a *Activities) sourceTexts(ctx context.Context, session string) (map[strin
 	}
 	out := map[string][]string{}
 	for _, e := range ev {
-		if e.SourceURL != "" && strings.TrimSpace(e.Content) != "" {
+		if fromSource(e) && strings.TrimSpace(e.Content) != "" {
 			out[e.SourceURL] = append(out[e.SourceURL], e.Content)
 		}
 	}

@@ -26,10 +26,13 @@ import (
 // is shown only the abstractive sentence, and its verdict is marked as
 // the model's; a verbatim sentence citing the wrong source still goes to
 // the model; a sentence recomposed from its source's words is supported
-// by coverage, without a call.
+// by coverage, without a call; a sentence copied from a note the model
+// wrote with that source goes to the model, which sees the source's own
+// text and not the note.
 func TestVerifyCitationsByContainment(t *testing.T) {
 	model := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
 		{Name: "verbatim-leak", Match: []string{`Item 0\n`}, Reply: `{"verdicts":[]}`},
+		{Name: "note", Match: []string{`Item 5\nSentence: Dendrites set every cell on fire`}, Reply: `{"verdicts":[{"i":5,"supported":false,"quote":""}]}`},
 		{Name: "judge", Match: []string{`^Check these citations`, `Item 2\nSentence: Cathode particles`},
 			Reply: `{"verdicts":[{"i":2,"supported":true,"quote":"particles swell and lose contact"},{"i":3,"supported":false,"quote":""}]}`},
 	}})
@@ -111,6 +114,23 @@ func TestVerifyCitationsByContainment(t *testing.T) {
 	}
 	if got := routes(res); strings.Join(got, " ") != "supported/coverage" || !strings.HasPrefix(res.Verdicts[0].Quote, "On cycling, cathode particles") {
 		t.Fatalf("recomposed sentence: verdicts %v, quote %q", got, res.Verdicts[0].Quote)
+	}
+	// The model's own note, stored with a source it read (an evidence op),
+	// is not that source's text: a sentence copied from it is judged
+	// against the page.
+	const note = "Dendrites set every cell on fire within a week."
+	if _, err := store.AddEvidence(t.Context(), sid, "apply/1", graph.RootShortID, []graph.Evidence{
+		{Content: note, SourceURL: "https://a.example/1", Kind: graph.KindLLM, Strength: 0.5, Embedding: graphtest.Unit(4), CreatedIter: 2},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res = verify(4, contract.VerifyItem{I: 5, N: 1, URL: "https://a.example/1", Sentence: note})
+	if got := routes(res); strings.Join(got, " ") != "unsupported/model" || res.Calls != 1 {
+		t.Fatalf("a sentence from the model's note: verdicts %v, %d calls", got, res.Calls)
+	}
+	reqs := model.Requests()
+	if _, excerpt, _ := strings.Cut(reqs[len(reqs)-1].User, "excerpt:"); strings.Contains(excerpt, "every cell") || !strings.Contains(excerpt, "grain boundaries") {
+		t.Fatalf("the judge was shown %q as the source", excerpt)
 	}
 }
 
