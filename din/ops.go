@@ -274,7 +274,7 @@ const (
 	CodeUnknownTool   = "unknown_tool"   // call with a tool that does not exist
 	CodeMissingQuery  = "missing_query"  // web_search without a query
 	CodeUnknownArg    = "unknown_arg"    // a tool argument the tool does not take
-	CodeBadSource     = "bad_source"     // evidence source is not an http(s) URL
+	CodeBadSource     = "bad_source"     // evidence source is not an http(s) URL (or corpus:/// address)
 	CodeOpenSubtasks  = "open_subtasks"  // complete on a task the answer also gives open subtasks
 	CodeCut           = "cut"            // the answer reached the output limit before it ended
 )

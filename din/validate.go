@@ -28,6 +28,10 @@ type Known struct {
 	// is not FAILED, in an answer whose every other op is valid, is dropped
 	// (dropRestated). False in sessions that started before it.
 	Restated bool
+	// CorpusSources: an evidence source may also be a corpus:/// address,
+	// as the DIN-Read shows a corpus passage's source. False in sessions
+	// that started before it (docs/din-guards.md).
+	CorpusSources bool
 }
 
 var shortIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
@@ -169,11 +173,17 @@ func (v *validator) field(i int, o *Op, f fieldSpec, meta opMeta) bool {
 		if !v.text(i, o.Op, f.name, s, v.lim.MaxStringLen) {
 			return false
 		}
-		if !isHTTPURL(s) {
+		switch {
+		case isHTTPURL(s):
+			return true
+		case !v.known.CorpusSources:
 			v.add(errf(i, o.Op, f.name, CodeBadSource, "%q is not an http(s) URL: give the page URL or leave source out", clip(s)))
 			return false
+		case isCorpusURL(s):
+			return true
 		}
-		return true
+		v.add(errf(i, o.Op, f.name, CodeBadSource, "%q is not an http(s) URL or a corpus:/// address: give the source as the evidence line shows it, or leave source out", clip(s)))
+		return false
 	case kNewID:
 		return v.newID(i, o)
 	case kRef:
@@ -428,6 +438,13 @@ func isHTTPURL(s string) bool {
 		return false
 	}
 	return u.Scheme == "http" || u.Scheme == "https"
+}
+
+// isCorpusURL reports whether s is a local corpus address as the
+// research package writes them: corpus:///<path>, with no host.
+func isCorpusURL(s string) bool {
+	u, err := url.Parse(strings.TrimSpace(s))
+	return err == nil && u.Scheme == "corpus" && u.Host == "" && strings.Trim(u.Path, "/") != ""
 }
 
 // clip shortens a value echoed in an error message: the model needs to

@@ -114,6 +114,7 @@ func (s *session) iterate(ctx workflow.Context) (string, error) {
 		k.EvidenceRefs = evidenceRefs(read)
 	}
 	k.Restated = workflow.GetVersion(ctx, changeRestated, workflow.DefaultVersion, 1) == 1
+	k.CorpusSources = workflow.GetVersion(ctx, changeCorpusSources, workflow.DefaultVersion, 1) == 1
 
 	ops, ok, err := s.reason(ctx, iter, user, k)
 	if err != nil {
@@ -201,6 +202,11 @@ const changeEvidenceDeps = "din-evidence-deps"
 // restates a task of the session (din.Known.Restated) when it is the
 // answer's only error. Before it, such an answer went to repair.
 const changeRestated = "din-restated-creates"
+
+// changeCorpusSources (#12, docs/din-guards.md): an evidence op may name
+// a corpus:/// address as its source (din.Known.CorpusSources), as the
+// DIN-Read shows one. Before it, such an answer went to repair.
+const changeCorpusSources = "din-corpus-sources"
 
 // countRestated records the creates of existing tasks that validation
 // dropped from an applied answer, which the answer itself no longer shows.
