@@ -78,15 +78,7 @@ func TestScoreCitations(t *testing.T) {
 		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval, JudgeBaseURL: model.URL(),
 			Question: contract.EvalQuestion{ID: "q", Question: "Which program shows the protocol?", Answer: "xeyes", Gold: []string{"xeyes"}},
 			Answer:   contract.SystemAnswer{Answer: answer, Sources: []string{scoreSrc1, scoreSrc2}}}
-		var rec contract.EvalRecord
-		v, err := env.ExecuteActivity(acts.Score, in)
-		if err == nil {
-			err = v.Get(&rec)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rec
+		return runScore(t, env, in)
 	}
 
 	rec := score(strings.Join([]string{scoreCopied, scoreOwnWords, scoreEyes, scoreWrong}, " "))
@@ -191,19 +183,12 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 		note = "Mount /run as a ramfs so that it survives a reboot."
 		url  = "https://a.example/tmpfs"
 	)
-	model := llmtest.NewServer(llmtest.Script{Rules: []llmtest.Rule{
+	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, llmtest.Script{Rules: []llmtest.Rule{
 		{Name: "cites", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Mount /run as a ramfs`},
 			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
 		{Name: "extract", System: []string{"strict grader"}, Match: []string{`Copy, word for word`}, Reply: `{"quote": "Mount /run as a ramfs."}`},
 		{Name: "compare", System: []string{"strict grader"}, Reply: `{"same": false}`},
 	}})
-	t.Cleanup(model.Close)
-	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": filepath.Join(t.TempDir(), "eval")})
-	store, err := embedded.Open(cfg.Graph.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	const sid = "score-notes"
 	if err := store.CreateSession(t.Context(), graph.Session{ID: sid, Goal: "g", GoalDocEmb: graphtest.Unit(0), GoalQueryEmb: graphtest.Unit(1), Dim: graphtest.Dim},
 		graph.Task{Description: "g", EmbedText: "g", Embedding: graphtest.Unit(0)}); err != nil {
@@ -215,18 +200,20 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := service.NewActivities(cfg, load.Sources{}, store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.CloseResearch)
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": filepath.Join(t.TempDir(), "eval")})
 	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval, JudgeBaseURL: model.URL(),
 		Sources:  []contract.Source{{N: 1, URL: url}},
 		Question: contract.EvalQuestion{ID: "q", Question: "Which filesystem keeps /run?", Answer: "ramfs", Gold: []string{"ramfs"}},
 		Answer:   contract.SystemAnswer{Answer: "Mount /run as a ramfs so that it survives a reboot [1]."}}
+	if rec := runScore(t, env, in); rec.Cited != 1 || rec.Contained != 0 || rec.Supported != 0 || rec.EvidenceRecall != 0 || !rec.Contains || rec.Backed {
+		t.Fatalf("cited %d, contained %d, supported %d, evidence recall %v, contains %v, backed %v; want 1, 0, 0, 0, true, false",
+			rec.Cited, rec.Contained, rec.Supported, rec.EvidenceRecall, rec.Contains, rec.Backed)
+	}
+}
+
+// runScore runs the Score activity on in.
+func runScore(t *testing.T, env *testsuite.TestActivityEnvironment, in contract.ScoreInput) contract.EvalRecord {
+	t.Helper()
 	var rec contract.EvalRecord
 	v, err := env.ExecuteActivity(acts.Score, in)
 	if err == nil {
@@ -235,8 +222,5 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Cited != 1 || rec.Contained != 0 || rec.Supported != 0 || rec.EvidenceRecall != 0 || !rec.Contains || rec.Backed {
-		t.Fatalf("cited %d, contained %d, supported %d, evidence recall %v, contains %v, backed %v; want 1, 0, 0, 0, true, false",
-			rec.Cited, rec.Contained, rec.Supported, rec.EvidenceRecall, rec.Contains, rec.Backed)
-	}
+	return rec
 }
