@@ -43,7 +43,7 @@ func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (Verif
 	if ok, err := getBlob(ctx, a.Store, in.SessionID, key, &res); err != nil || ok {
 		return res, err
 	}
-	sources, err := a.sourceTexts(ctx, in.SessionID)
+	sources, titles, err := a.sourceTexts(ctx, in.SessionID)
 	if err != nil {
 		return VerifyResult{}, err
 	}
@@ -56,8 +56,14 @@ func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (Verif
 	}
 	res.Verdicts = mergeVerdicts(in.Items, contained, judged)
 	moved := MoveUnsupported(in, res.Verdicts, sources)
+	recited := 0
+	if in.Recite {
+		if recited, err = a.reciteByModel(ctx, in, res.Verdicts, sources, titles, &res); err != nil {
+			return VerifyResult{}, err
+		}
+	}
 	logger(ctx, in.SessionID).Info("citation batch verified", "batch", in.Batch,
-		"by_containment", len(contained), "by_model", len(rest), "moved", moved)
+		"by_containment", len(contained), "by_model", len(rest), "moved", moved, "recited_by_model", recited)
 	return res, putBlob(ctx, a.Store, in.SessionID, key, res)
 }
 
@@ -139,19 +145,23 @@ func (a *Activities) verifyCall(ctx context.Context, in VerifyInput, req llm.Cha
 }
 
 // sourceTexts is the stored evidence text of each source URL of the
-// session, the model's own notes left out (fromSource).
-func (a *Activities) sourceTexts(ctx context.Context, session string) (map[string][]string, error) {
+// session, the model's own notes left out (fromSource), and each URL's
+// title (the first its evidence gives).
+func (a *Activities) sourceTexts(ctx context.Context, session string) (map[string][]string, map[string]string, error) {
 	ev, err := a.Store.Evidence(ctx, session, "")
 	if err != nil {
-		return nil, fmt.Errorf("verify citations: read evidence: %w", err)
+		return nil, nil, fmt.Errorf("verify citations: read evidence: %w", err)
 	}
-	out := map[string][]string{}
+	out, titles := map[string][]string{}, map[string]string{}
 	for _, e := range ev {
 		if fromSource(e) && strings.TrimSpace(e.Content) != "" {
 			out[e.SourceURL] = append(out[e.SourceURL], e.Content)
+			if titles[e.SourceURL] == "" {
+				titles[e.SourceURL] = e.Title
+			}
 		}
 	}
-	return out, nil
+	return out, titles, nil
 }
 
 func verifyKey(in VerifyInput) string {

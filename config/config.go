@@ -323,6 +323,7 @@ type Assembly struct {
 	VerifyCitations   bool    `mapstructure:"verify_citations" json:"verify_citations"`
 	VerifyBatchTokens int     `mapstructure:"verify_batch_tokens" json:"verify_batch_tokens"`
 	VerifySourceChars int     `mapstructure:"verify_source_chars" json:"verify_source_chars"`
+	ReciteRead        bool    `mapstructure:"recite_read" json:"recite_read"`
 	Synthesis         bool    `mapstructure:"synthesis" json:"synthesis"`
 	SectionFacts      int     `mapstructure:"section_facts" json:"section_facts"`
 	FactFollow        int     `mapstructure:"fact_follow" json:"fact_follow"`

@@ -246,6 +246,7 @@ var params = []Param{
 	p("assembly.summary_facts", Int, 4, 0, 20, "evidence sentences for the goal itself the summary reads beside the sections (0 = the sections only): it answers the question when no section's facts hold the answer, as a single-shot answer from the same passages would (docs/citations.md)"),
 	p("assembly.summary_passages", Int, 5, 0, 20, "whole passages of the root's evidence, ranked for the goal (embedding and BM25, fused by reciprocal rank), the summary answers from in place of the goal's facts (0 = the facts): a small model answers from whole passages where the same passages cut to sentences lost the answer (docs/citations.md)"),
 	p("assembly.summary_evidence", Int, 32, 1, 1000, "the root's evidence items nearest the goal that the summary's facts are picked from, beside the sections': bounds the assembly blob in a long session"),
+	p("assembly.recite_read", Bool, true, 0, 0, "a sentence left with no supported citation is judged, in one more call per batch, against the passage of another source the session read that shares the most words with it, and cited there when supported: the composer often cites a neighbouring fact's source for a paraphrase that no text rule proves (docs/citations.md)"),
 	p("assembly.verify_source_chars", Int, 600, 100, 100000, "evidence chars of the cited source shown per pair (the passages nearest the sentence)"),
 
 	// DIN limits

@@ -413,6 +413,12 @@ type VerifyInput struct {
 	// sentence is looked for in the others, by its text (Moved). Absent
 	// in inputs recorded before re-citing existed: nothing is moved.
 	Sources []VerifySource `json:"sources,omitempty"`
+	// Recite asks the model, for an item left unsupported and not moved,
+	// about the passage of another source the session read that shares
+	// the most words with its sentence (assembly.recite_read); a
+	// supported one is moved there (Moved, or MovedURL for a source the
+	// report does not list yet).
+	Recite bool `json:"recite,omitempty"`
 }
 
 // VerifySource is one numbered source of the report.
@@ -445,6 +451,12 @@ type VerifyVerdict struct {
 	// the report whose text contains or covers the sentence (the first in
 	// number order; 0: none). Its quote is then the span that holds it.
 	Moved int `json:"moved,omitempty"`
+	// MovedURL and MovedTitle name the source the session read, not yet
+	// one of the report's, that the model found supports the sentence
+	// (VerifyInput.Recite); the workflow numbers it. Quote is then the
+	// model's quote from it.
+	MovedURL   string `json:"moved_url,omitempty"`
+	MovedTitle string `json:"moved_title,omitempty"`
 }
 
 // VerifyResult is a batch's verdicts, one per item, with the calls' accounting.

@@ -68,6 +68,7 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 			return SessionResult{}, err
 		}
 		cited, footer = v.cited, v.footer
+		col.Sources = append(col.Sources, v.added...)
 		res.CitationPrecision = v.counts.Precision()
 		res.CitationsSupported, res.CitationsUnsupported = v.counts.Supported, v.counts.Unsupported
 		res.CitationsUnchecked, res.SentencesMarked, res.SentencesRecited = v.counts.Unchecked, v.counts.Marked, v.counts.Moved

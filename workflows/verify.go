@@ -19,6 +19,9 @@ type verified struct {
 	counts contract.CitationCounts
 	cited  map[int]bool
 	footer string
+	// added are sources the session read that re-cited sentences now
+	// cite, numbered after the report's (VerifyVerdict.MovedURL).
+	added []contract.Source
 }
 
 // verifyCitations judges every cited (sentence, source) pair of the body
@@ -55,6 +58,7 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		in := contract.VerifyInput{
 			SessionID: s.id, Batch: i + 1, SourceChars: a.VerifySourceChars, MaxTokens: s.cfg.LLM.ComposeTokens,
 			Schema: s.cfg.LLM.JSONSchema, SchemaLoose: s.cfg.LLM.JSONSchemaLoose, Sources: verifySources(sources),
+			Recite: s.cfg.Assembly.ReciteRead,
 		}
 		for _, p := range b {
 			if urls[p.N] == "" { // not a source of the report: nothing can support it
@@ -79,6 +83,7 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 	}
 	unreached := 0
 	via, moved := map[int]string{}, map[int]int{}
+	add := newSourceAdder(sources)
 	for i, r := range results {
 		if errs[i] != nil {
 			s.log.Error("citation batch not verified; its citations stand unchecked", "batch", i+1, "error", errs[i])
@@ -88,11 +93,14 @@ func (s *session) verifyCitations(ctx workflow.Context, body []string, sources [
 		s.countVerify(r)
 		for _, v := range r.Verdicts {
 			status[v.I], via[v.I], moved[v.I] = v.Status, v.Via, v.Moved
+			if v.Moved == 0 && v.MovedURL != "" {
+				moved[v.I] = add.number(v.MovedURL, v.MovedTitle)
+			}
 		}
 	}
 	out, counts := contract.ApplyVerdictsMoving(text, sents, status, moved)
 	counts.Contained, counts.ModelSupported = splitSupported(len(pairs), status, via)
-	v := verified{counts: counts, cited: map[int]bool{}, footer: counts.Footer()}
+	v := verified{counts: counts, cited: map[int]bool{}, footer: counts.Footer(), added: add.added}
 	if unreached > 0 {
 		v.footer += " The model could not be asked about some citations (see the worker log)."
 	}
@@ -132,6 +140,37 @@ func (s *session) countVerify(r contract.VerifyResult) {
 	s.st.Stats.PromptTokens += r.PromptTokens
 	s.st.Stats.CompletionToken += r.CompletionTokens
 	s.st.Stats.LLMLatencyMS += r.LatencyMS
+}
+
+// sourceAdder numbers the sources a re-cited sentence moves to that the
+// report does not list yet, after its highest number, in the order the
+// verdicts name them (batch order, then item order: deterministic).
+type sourceAdder struct {
+	next  int
+	byURL map[string]int
+	added []contract.Source
+}
+
+func newSourceAdder(sources []contract.Source) *sourceAdder {
+	a := &sourceAdder{next: 1, byURL: map[string]int{}}
+	for _, src := range sources {
+		a.next = max(a.next, src.N+1)
+		if src.URL != "" {
+			a.byURL[src.URL] = src.N
+		}
+	}
+	return a
+}
+
+func (a *sourceAdder) number(url, title string) int {
+	if n, ok := a.byURL[url]; ok {
+		return n
+	}
+	n := a.next
+	a.next++
+	a.byURL[url] = n
+	a.added = append(a.added, contract.Source{N: n, URL: url, Title: title})
+	return n
 }
 
 // verifySources are the report's numbered sources, for re-citing a

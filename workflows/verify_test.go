@@ -234,3 +234,36 @@ func reportHas(t *testing.T, rep string, wants ...string) {
 		}
 	}
 }
+
+// TestVerifyRecitesByModel: a sentence the judge refuses for its cited
+// source, which no source of the report holds by its text, is judged again
+// against the passage of the session's evidence that shares most of its
+// words; supported there, it cites that source, which the report lists.
+func TestVerifyRecitesByModel(t *testing.T) {
+	s := lethetest.Script(t, "battery_no_ready")
+	for i, r := range s.Rules {
+		if r.Name == "compose" {
+			s.Rules[i].Reply = "## Dendrites\n\nLithium metal turns liquid near 180 degrees and then reacts with the oxygen of the cathode [1].\n\n" +
+				"## Interfaces\n\nThe moon is made of cheese [1]."
+		}
+	}
+	s.Rules = append([]llmtest.Rule{
+		{Name: "recite", Match: []string{`^Check these citations`, `Item 0\nSentence: [^\n]*\nSource \[1\] excerpt: [^\n]*melts at 180`},
+			Reply: `{"verdicts":[{"i":0,"supported":true,"quote":"a lithium metal anode melts at 180 degrees Celsius"}]}`},
+		{Name: "judge", Match: []string{`^Check these citations`},
+			Reply: `{"verdicts":[{"i":0,"supported":false,"quote":""},{"i":1,"supported":false,"quote":""}]}`}}, s.Rules...)
+	// One evidence item per section: the thermal page is read, not listed.
+	r := runSession(t, s, map[string]string{"assembly.synthesis": "false", "assembly.done_evidence": "1", "assembly.leaf_evidence": "1"})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Log(r.res.Report)
+	reportHas(t, r.res.Report,
+		"the oxygen of the cathode [1].",
+		"made of cheese [unverified].",
+		"1 sentence(s) re-cited to the source that holds them; 1 sentence(s) marked [unverified]._",
+		"[1] Thermal behaviour and safety — corpus:///thermal.md")
+	if used := rulesUsed(r.llm); used["recite"] != 1 || r.res.SentencesRecited != 1 {
+		t.Errorf("recite rule used %d times, recited %d; want 1, 1", used["recite"], r.res.SentencesRecited)
+	}
+}
