@@ -78,7 +78,7 @@ func TestScoreCitations(t *testing.T) {
 		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval, JudgeBaseURL: model.URL(),
 			Question: contract.EvalQuestion{ID: "q", Question: "Which program shows the protocol?", Answer: "xeyes", Gold: []string{"xeyes"}},
 			Answer:   contract.SystemAnswer{Answer: answer, Sources: []string{scoreSrc1, scoreSrc2}}}
-		return runScore(t, env, in)
+		return execute[contract.EvalRecord](t, env, acts.Score, in)
 	}
 
 	rec := score(strings.Join([]string{scoreCopied, scoreOwnWords, scoreEyes, scoreWrong}, " "))
@@ -205,22 +205,22 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 		Sources:  []contract.Source{{N: 1, URL: url}},
 		Question: contract.EvalQuestion{ID: "q", Question: "Which filesystem keeps /run?", Answer: "ramfs", Gold: []string{"ramfs"}},
 		Answer:   contract.SystemAnswer{Answer: "Mount /run as a ramfs so that it survives a reboot [1]."}}
-	if rec := runScore(t, env, in); rec.Cited != 1 || rec.Contained != 0 || rec.Supported != 0 || rec.EvidenceRecall != 0 || !rec.Contains || rec.Backed {
+	if rec := execute[contract.EvalRecord](t, env, acts.Score, in); rec.Cited != 1 || rec.Contained != 0 || rec.Supported != 0 || rec.EvidenceRecall != 0 || !rec.Contains || rec.Backed {
 		t.Fatalf("cited %d, contained %d, supported %d, evidence recall %v, contains %v, backed %v; want 1, 0, 0, 0, true, false",
 			rec.Cited, rec.Contained, rec.Supported, rec.EvidenceRecall, rec.Contains, rec.Backed)
 	}
 }
 
-// runScore runs the Score activity on in.
-func runScore(t *testing.T, env *testsuite.TestActivityEnvironment, in contract.ScoreInput) contract.EvalRecord {
+// execute runs activity on in and returns its result.
+func execute[T any](t *testing.T, env *testsuite.TestActivityEnvironment, activity, in any) T {
 	t.Helper()
-	var rec contract.EvalRecord
-	v, err := env.ExecuteActivity(acts.Score, in)
+	var out T
+	v, err := env.ExecuteActivity(activity, in)
 	if err == nil {
-		err = v.Get(&rec)
+		err = v.Get(&out)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rec
+	return out
 }

@@ -2,7 +2,8 @@ package activities
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/lethe-research/lethe/config"
@@ -28,11 +29,7 @@ func ReciteCandidates(items []VerifyItem, verdicts []VerifyVerdict, sources map[
 	for _, it := range items {
 		byI[it.I] = it
 	}
-	urls := make([]string, 0, len(sources))
-	for u := range sources {
-		urls = append(urls, u)
-	}
-	sort.Strings(urls)
+	urls := slices.Sorted(maps.Keys(sources))
 	var out []VerifyItem
 	for _, v := range verdicts {
 		it, ok := byI[v.I]

@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/lethe-research/lethe/activities"
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
@@ -91,7 +89,7 @@ func TestVerifyRecitesByModel(t *testing.T) {
 	in := contract.VerifyInput{SessionID: sid, Batch: 1, SourceChars: 600, MaxTokens: 400, Recite: true,
 		Items:   []contract.VerifyItem{{I: 0, Sentence: imap, N: 1, URL: urlA}, {I: 1, Sentence: cathode, N: 1, URL: urlA}, {I: 2, Sentence: gap, N: 2, URL: urlB}},
 		Sources: []contract.VerifySource{{N: 1, URL: urlA}, {N: 2, URL: urlB}}}
-	res := runVerify(t, env, in)
+	res := execute[contract.VerifyResult](t, env, acts.VerifyCitations, in)
 	want := []contract.VerifyVerdict{
 		{I: 0, Status: contract.Unsupported, Via: contract.ViaModel, Quote: "from the TLS/IMAP4 port (993)", MovedURL: urlC, MovedTitle: "Mail"},
 		{I: 1, Status: contract.Unsupported, Via: contract.ViaModel, Quote: "Cathode particles swell on cycling", Moved: 2},
@@ -102,20 +100,7 @@ func TestVerifyRecitesByModel(t *testing.T) {
 	}
 	in.Recite, in.Batch = false, 2
 	in.Items = in.Items[:1]
-	if res = runVerify(t, env, in); res.Calls != 1 || res.Verdicts[0].MovedURL != "" {
+	if res = execute[contract.VerifyResult](t, env, acts.VerifyCitations, in); res.Calls != 1 || res.Verdicts[0].MovedURL != "" {
 		t.Fatalf("without Recite: %d calls, verdict %+v", res.Calls, res.Verdicts[0])
 	}
-}
-
-func runVerify(t *testing.T, env *testsuite.TestActivityEnvironment, in contract.VerifyInput) contract.VerifyResult {
-	t.Helper()
-	var res contract.VerifyResult
-	v, err := env.ExecuteActivity(acts.VerifyCitations, in)
-	if err == nil {
-		err = v.Get(&res)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
 }

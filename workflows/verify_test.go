@@ -36,12 +36,7 @@ func quoteOf(i int, name string) string {
 // from the prompt's excerpt (0, 2, 3), unsupported (1: the wrong source),
 // and for pair 4 what last says.
 func verifyScript(t *testing.T, last string) llmtest.Script {
-	s := lethetest.Script(t, "battery_no_ready")
-	for i, r := range s.Rules {
-		if r.Name == "compose" {
-			s.Rules[i].Reply = verifyComposed
-		}
-	}
+	s := composing(t, verifyComposed)
 	judge := llmtest.Rule{
 		Name:   "judge",
 		Match:  []string{`^Check these citations`, quoteOf(0, "q0"), quoteOf(2, "q2"), quoteOf(3, "q3"), `Item 4\n`},
@@ -202,13 +197,8 @@ func TestVerifyOutageIsWaitedOut(t *testing.T) {
 // judge rejects the number, and the stage cites the source that holds
 // the sentence instead of marking it [unverified].
 func TestVerifyRecitesToTheHolder(t *testing.T) {
-	s := lethetest.Script(t, "battery_no_ready")
-	for i, r := range s.Rules {
-		if r.Name == "compose" {
-			s.Rules[i].Reply = "## Dendrites\n\nDendrite growth in solid electrolytes is driven by uneven current density at the lithium interface [2].\n\n" +
-				"## Interfaces\n\nThe moon is made of cheese [2]."
-		}
-	}
+	s := composing(t, "## Dendrites\n\nDendrite growth in solid electrolytes is driven by uneven current density at the lithium interface [2].\n\n"+
+		"## Interfaces\n\nThe moon is made of cheese [2].")
 	s.Rules = append([]llmtest.Rule{{Name: "judge", Match: []string{`^Check these citations`},
 		Reply: `{"verdicts":[{"i":0,"supported":false,"quote":""},{"i":1,"supported":false,"quote":""}]}`}}, s.Rules...)
 	r := runSession(t, s, groupCompose)
@@ -223,6 +213,19 @@ func TestVerifyRecitesToTheHolder(t *testing.T) {
 	if r.res.SentencesRecited != 1 || r.res.SentencesMarked != 1 {
 		t.Errorf("recited %d, marked %d; want 1, 1", r.res.SentencesRecited, r.res.SentencesMarked)
 	}
+}
+
+// composing is the battery_no_ready script with its composition answered
+// by reply.
+func composing(t *testing.T, reply string) llmtest.Script {
+	t.Helper()
+	s := lethetest.Script(t, "battery_no_ready")
+	for i, r := range s.Rules {
+		if r.Name == "compose" {
+			s.Rules[i].Reply = reply
+		}
+	}
+	return s
 }
 
 // reportHas fails the test for each string the report lacks.
@@ -240,13 +243,8 @@ func reportHas(t *testing.T, rep string, wants ...string) {
 // against the passage of the session's evidence that shares most of its
 // words; supported there, it cites that source, which the report lists.
 func TestVerifyRecitesByModel(t *testing.T) {
-	s := lethetest.Script(t, "battery_no_ready")
-	for i, r := range s.Rules {
-		if r.Name == "compose" {
-			s.Rules[i].Reply = "## Dendrites\n\nLithium metal turns liquid near 180 degrees and then reacts with the oxygen of the cathode [1].\n\n" +
-				"## Interfaces\n\nThe moon is made of cheese [1]."
-		}
-	}
+	s := composing(t, "## Dendrites\n\nLithium metal turns liquid near 180 degrees and then reacts with the oxygen of the cathode [1].\n\n"+
+		"## Interfaces\n\nThe moon is made of cheese [1].")
 	s.Rules = append([]llmtest.Rule{
 		{Name: "recite", Match: []string{`^Check these citations`, `Item 0\nSentence: [^\n]*\nSource \[1\] excerpt: [^\n]*melts at 180`},
 			Reply: `{"verdicts":[{"i":0,"supported":true,"quote":"a lithium metal anode melts at 180 degrees Celsius"}]}`},
