@@ -60,7 +60,8 @@ func TestReciteCandidates(t *testing.T) {
 // cited source is judged again against the source that shares most of its
 // words, and moved there when supported: to the report's number for a
 // source the report lists, to the URL and title of one it does not. A
-// sentence refused twice stays where it was.
+// sentence refused twice stays where it was, and so does one whose second
+// call the server refuses.
 func TestVerifyRecitesByModel(t *testing.T) {
 	const (
 		urlA, urlB, urlC = "https://a.example/1", "https://b.example/2", "corpus:///mail.html?passage=3"
@@ -69,6 +70,8 @@ func TestVerifyRecitesByModel(t *testing.T) {
 		gap              = "Dendrites reach the cathode through the port 993 gap."
 	)
 	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, llmtest.Script{Rules: []llmtest.Rule{
+		{Name: "refused", Match: []string{`Item 7\nSentence: [^\n]*\nSource \[\d\] excerpt: It receives`}, Status: 400, Reply: `{"error":"refused"}`},
+		{Name: "first7", Match: []string{`Item 7\nSentence: [^\n]*\nSource \[1\] excerpt: Lithium`}, Reply: `{"verdicts":[{"i":7,"supported":false,"quote":""}]}`},
 		{Name: "second", Match: []string{`Item 0\nSentence: [^\n]*\nSource \[\d\] excerpt: It receives`},
 			Reply: `{"verdicts":[{"i":0,"supported":true,"quote":"from the TLS/IMAP4 port (993)"},{"i":1,"supported":true,"quote":"Cathode particles swell on cycling"},{"i":2,"supported":false,"quote":""}]}`},
 		{Name: "first", Match: []string{`^Check these citations`},
@@ -102,5 +105,11 @@ func TestVerifyRecitesByModel(t *testing.T) {
 	in.Items = in.Items[:1]
 	if res = execute[contract.VerifyResult](t, env, acts.VerifyCitations, in); res.Calls != 1 || res.Verdicts[0].MovedURL != "" {
 		t.Fatalf("without Recite: %d calls, verdict %+v", res.Calls, res.Verdicts[0])
+	}
+	// The second look's call refused: the first verdict stands, no error.
+	in.Recite, in.Batch = true, 3
+	in.Items = []contract.VerifyItem{{I: 7, Sentence: imap, N: 1, URL: urlA}}
+	if res = execute[contract.VerifyResult](t, env, acts.VerifyCitations, in); res.Verdicts[0].Status != contract.Unsupported || res.Verdicts[0].MovedURL != "" {
+		t.Fatalf("second look refused: verdict %+v", res.Verdicts[0])
 	}
 }
