@@ -256,8 +256,11 @@ func TestFaultSlowModel(t *testing.T) {
 	r.start(t)
 	got := r.finish(t, 10*time.Minute)
 	sameAsUndisturbed(t, got, base)
-	if n := retriedActivities(got.history)["Compose"] + retriedActivities(got.history)["Reason"]; n > 0 {
-		t.Errorf("slow model calls were retried (attempt %d): a heartbeat or timeout fired", n)
+	causes := retriedActivities(got.history)
+	for _, a := range []string{"Compose", "Reason"} {
+		if c, ok := causes[a]; ok {
+			t.Errorf("a slow model call was retried: %s %s", a, c)
+		}
 	}
 }
 

@@ -249,17 +249,25 @@ func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 }
 
 // retriedActivities names the activities of a history that started more
-// than once, with their highest attempt.
-func retriedActivities(h *historypb.History) map[string]int32 {
+// than once, each with its highest attempt and, for an activity task, the
+// failure (or timeout) of the attempt before it, which its started event
+// carries.
+func retriedActivities(h *historypb.History) map[string]string {
 	name := map[int64]string{}
-	out := map[string]int32{}
+	out := map[string]string{}
+	highest := map[string]int32{}
+	note := func(activity string, attempt int32, how string) {
+		if attempt > highest[activity] {
+			highest[activity], out[activity] = attempt, how
+		}
+	}
 	for _, e := range h.Events {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			name[e.GetEventId()] = a.GetActivityType().GetName()
 		}
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
-			n := name[a.GetScheduledEventId()]
-			out[n] = max(out[n], a.GetAttempt())
+			f := a.GetLastFailure()
+			note(name[a.GetScheduledEventId()], a.GetAttempt(), fmt.Sprintf("attempt %d after %q (%s)", a.GetAttempt(), f.GetMessage(), f.GetTimeoutFailureInfo().GetTimeoutType()))
 		}
 		// A local activity (ReadState, Observe, and since local-steps the
 		// other store steps of the loop) records its attempt in its marker.
@@ -269,7 +277,7 @@ func retriedActivities(h *historypb.History) map[string]int32 {
 				Attempt      int32
 			}
 			if p := m.GetDetails()["data"].GetPayloads(); len(p) > 0 && json.Unmarshal(p[0].GetData(), &d) == nil && d.Attempt > 1 {
-				out[d.ActivityType] = max(out[d.ActivityType], d.Attempt)
+				note(d.ActivityType, d.Attempt, fmt.Sprintf("local, attempt %d", d.Attempt))
 			}
 		}
 	}

@@ -63,6 +63,7 @@ func NewWorkers(c client.Client, cfg config.Config, queues []string, a *activiti
 			MaxConcurrentActivityTaskPollers:       cfg.Temporal.ActivityTaskPollers,
 			DisableWorkflowWorker:                  q != cfg.Temporal.TaskQueue,
 			Interceptors:                           Interceptors(cfg),
+			MaxHeartbeatThrottleInterval:           HeartbeatThrottle(cfg),
 		}
 		switch q {
 		case cfg.Temporal.TaskQueue:
@@ -114,6 +115,19 @@ func searchProvider(cfg config.Config, q string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// HeartbeatThrottle is the longest the SDK may hold an activity's heartbeat
+// back before sending it: a third of temporal.heartbeat_timeout, the
+// period of the guard's timer heartbeats (activities.Guard). The SDK's
+// own hold is 80% of the timeout, so on the default 10 s a heartbeat
+// reaches the server 8 s plus a round trip after the one before it, and a
+// server or link 2 s slow times out a live activity (a model call that
+// thinks for minutes is then retried from the start). With a third, the
+// round trip may take two thirds of the timeout. 0 (no timeout) keeps the
+// SDK's default.
+func HeartbeatThrottle(cfg config.Config) time.Duration {
+	return cfg.Temporal.HeartbeatTimeout / 3
 }
 
 // Interceptors are the worker interceptors every worker (and the SDK's
