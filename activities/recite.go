@@ -8,6 +8,7 @@ import (
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/contract"
+	"github.com/lethe-research/lethe/llm"
 )
 
 // reciteMinShared is the fewest content words (numbers, and words of
@@ -100,7 +101,10 @@ func (a *Activities) reciteByModel(ctx context.Context, in VerifyInput, verdicts
 	}
 	judged, err := a.judgeByModel(ctx, in, cands, sources, res)
 	if err != nil {
-		if ctx.Err() != nil {
+		// An outage is waited out as any model call's is (the first
+		// look's verdicts are stored): the session then ends as one the
+		// outage never touched. A refusal will not change on a retry.
+		if ctx.Err() != nil || llm.IsRetryable(err) {
 			return 0, err
 		}
 		logger(ctx, in.SessionID).Warn("re-citing by the model failed; the first verdicts stand", "batch", in.Batch, "error", err)

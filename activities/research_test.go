@@ -226,7 +226,15 @@ func newScriptedEnv(t *testing.T, dir string, extra map[string]string, script ll
 	t.Helper()
 	model := llmtest.NewServer(script)
 	t.Cleanup(model.Close)
-	cfg := lethetest.Config(t, model.URL(), dir, extra)
+	env, store, a := newEnvAt(t, dir, extra, model.URL())
+	return env, store, a, model
+}
+
+// newEnvAt is newScriptedEnv's environment with the model servers at url
+// (a Faulty in front of a Server, say).
+func newEnvAt(t *testing.T, dir string, extra map[string]string, url string) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities) {
+	t.Helper()
+	cfg := lethetest.Config(t, url, dir, extra)
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +248,7 @@ func newScriptedEnv(t *testing.T, dir string, extra map[string]string, script ll
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
-	return env, store, a, model
+	return env, store, a
 }
 
 // stage writes docs where Fetch stages a batch (what a hostile page could

@@ -36,7 +36,9 @@ const verifyMinQuote = 12
 // "supported" counts only when the quote it gives occurs in that source's
 // stored evidence. An answer that cannot be read gets one repair call; a
 // batch still unread is Unchecked. The verdicts are stored, so a retry
-// after a crash does not ask again.
+// after a crash does not ask again; with the second look (in.Recite) the
+// first look's verdicts are stored before it, so a crash or an outage in
+// the second look repeats only the second look.
 func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (VerifyResult, error) {
 	key := verifyKey(in)
 	var res VerifyResult
@@ -47,15 +49,10 @@ func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (Verif
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	contained, rest := SplitByContainment(in.Items, sources)
-	var judged []VerifyVerdict
-	if len(rest) > 0 {
-		if judged, err = a.judgeByModel(ctx, in, rest, sources, &res); err != nil {
-			return VerifyResult{}, err
-		}
+	looked, err := a.firstLook(ctx, in, key+"/first", sources, &res)
+	if err != nil {
+		return VerifyResult{}, err
 	}
-	res.Verdicts = mergeVerdicts(in.Items, contained, judged)
-	moved := MoveUnsupported(in, res.Verdicts, sources)
 	recited := 0
 	if in.Recite {
 		if recited, err = a.reciteByModel(ctx, in, res.Verdicts, sources, titles, &res); err != nil {
@@ -63,8 +60,42 @@ func (a *Activities) VerifyCitations(ctx context.Context, in VerifyInput) (Verif
 		}
 	}
 	logger(ctx, in.SessionID).Info("citation batch verified", "batch", in.Batch,
-		"by_containment", len(contained), "by_model", len(rest), "moved", moved, "recited_by_model", recited)
+		"by_containment", looked.contained, "by_model", looked.judged, "moved", looked.moved, "first_look_stored", looked.stored, "recited_by_model", recited)
 	return res, putBlob(ctx, a.Store, in.SessionID, key, res)
+}
+
+// looked counts what the first look did, for the log; stored is set when
+// it was read back from an earlier attempt.
+type looked struct {
+	contained, judged, moved int
+	stored                   bool
+}
+
+// firstLook sets res to the first look's verdicts: containment, then the
+// model on the rest, then the moves the text proves. With the second
+// look to come they are stored under key, and a retry reads them back
+// rather than asking the model again (its calls and tokens come with
+// them, counted once).
+func (a *Activities) firstLook(ctx context.Context, in VerifyInput, key string, sources map[string][]string, res *VerifyResult) (looked, error) {
+	if in.Recite {
+		if ok, err := getBlob(ctx, a.Store, in.SessionID, key, res); err != nil || ok {
+			return looked{stored: ok}, err
+		}
+	}
+	contained, rest := SplitByContainment(in.Items, sources)
+	var judged []VerifyVerdict
+	if len(rest) > 0 {
+		var err error
+		if judged, err = a.judgeByModel(ctx, in, rest, sources, res); err != nil {
+			return looked{}, err
+		}
+	}
+	res.Verdicts = mergeVerdicts(in.Items, contained, judged)
+	l := looked{contained: len(contained), judged: len(rest), moved: MoveUnsupported(in, res.Verdicts, sources)}
+	if !in.Recite {
+		return l, nil
+	}
+	return l, putBlob(ctx, a.Store, in.SessionID, key, *res)
 }
 
 // judgeByModel asks the model about the items (one repair call for an
