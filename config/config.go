@@ -377,6 +377,7 @@ type Temporal struct {
 	WorkflowTaskPollers        int           `mapstructure:"workflow_task_pollers" json:"workflow_task_pollers"`
 	ActivityTaskPollers        int           `mapstructure:"activity_task_pollers" json:"activity_task_pollers"`
 	GRPCGzip                   bool          `mapstructure:"grpc_gzip" json:"grpc_gzip"`
+	HeartbeatThrottle          float64       `mapstructure:"heartbeat_throttle" json:"heartbeat_throttle"`
 }
 
 // QueueLLM is the task queue of LLM activities.

@@ -289,6 +289,7 @@ var params = []Param{
 	// lane load (docs/scaling.md): poller counts per worker and queue
 	p("temporal.workflow_task_pollers", Int, 2, 1, 100, "long polls a worker keeps open for workflow tasks (the SDK's default 2)"),
 	p("temporal.activity_task_pollers", Int, 2, 1, 100, "long polls a worker keeps open for activity tasks on each queue (the SDK's default 2)"),
+	p("temporal.heartbeat_throttle", Float, 1.0/3, 0.05, 0.8, "share of temporal.heartbeat_timeout the worker may hold a heartbeat back before sending it: the SDK's own 0.8 left 2 s of a 10 s timeout for the round trip, and a loaded server timed live calls out; each heartbeat sent is a server write (a billed action on Temporal Cloud)"),
 	p("temporal.grpc_gzip", Bool, true, 0, 0, "gzip the worker's gRPC requests to Temporal (the SDK's default); off saves worker and server CPU where the link is fast (docs/scaling.md)"),
 
 	// control and telemetry

@@ -118,16 +118,16 @@ func searchProvider(cfg config.Config, q string) (string, bool) {
 }
 
 // HeartbeatThrottle is the longest the SDK may hold an activity's heartbeat
-// back before sending it: a third of temporal.heartbeat_timeout, the
-// period of the guard's timer heartbeats (activities.Guard). The SDK's
-// own hold is 80% of the timeout, so on the default 10 s a heartbeat
-// reaches the server 8 s plus a round trip after the one before it, and a
-// server or link 2 s slow times out a live activity (a model call that
-// thinks for minutes is then retried from the start). With a third, the
-// round trip may take two thirds of the timeout. 0 (no timeout) keeps the
-// SDK's default.
+// back before sending it: temporal.heartbeat_throttle (a third by
+// default, the period of the guard's timer heartbeats, activities.Guard)
+// of temporal.heartbeat_timeout. The SDK's own hold is 80% of the
+// timeout, so on the default 10 s a heartbeat reached the server 8 s plus
+// a round trip after the one before it, and a server or link 2 s slow
+// timed out a live activity (a model call that thinks for minutes was
+// then retried from the start). With a third, the round trip may take two
+// thirds of the timeout. 0 (no timeout) keeps the SDK's default.
 func HeartbeatThrottle(cfg config.Config) time.Duration {
-	return cfg.Temporal.HeartbeatTimeout / 3
+	return time.Duration(float64(cfg.Temporal.HeartbeatTimeout) * cfg.Temporal.HeartbeatThrottle)
 }
 
 // Interceptors are the worker interceptors every worker (and the SDK's
