@@ -13,7 +13,8 @@
 # DIR is the data directory (default NEO4J_DIR or ./lethe-data/neo4j): the
 # database, its logs, neo4j.pid, neo4j.port and neo4j.out live there. PORT
 # defaults to NEO4J_PORT or 7687. User "neo4j", password NEO4J_PASSWORD
-# (default lethe-neo4j, at least 8 characters). The launcher and its
+# (default lethe-neo4j, at least 8 characters). NEO4J_HEAP (default 768m)
+# and NEO4J_PAGECACHE_MB (default 128) size the server's memory. The launcher and its
 # libraries are cached under ${LETHE_CACHE:-~/.cache/lethe}/neo4j-<version>/.
 set -euo pipefail
 
@@ -22,6 +23,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_DIR="${LETHE_CACHE:-$HOME/.cache/lethe}/neo4j-$NEO4J_VERSION"
 PASSWORD="${NEO4J_PASSWORD:-lethe-neo4j}"
 HEAP="${NEO4J_HEAP:-768m}"
+PAGECACHE_MB="${NEO4J_PAGECACHE_MB:-128}"
 START_TIMEOUT="${NEO4J_START_TIMEOUT:-180}"
 
 die() { echo "neo4j.sh: $*" >&2; exit 1; }
@@ -97,7 +99,7 @@ start() {
     --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
     -Dio.netty.tryReflectionSetAccessible=true \
     -cp "$CACHE_DIR/launcher.jar:$CACHE_DIR/lib/*" org.lethe.neo4j.Launcher \
-    --home "$d/home" --host 127.0.0.1 --port "$port" \
+    --home "$d/home" --host 127.0.0.1 --port "$port" --pagecache-mb "$PAGECACHE_MB" \
     </dev/null >"$d/neo4j.out" 2>&1 &
   pid=$!
   echo "$pid" >"$d/neo4j.pid"

@@ -10,7 +10,8 @@ import (
 	"github.com/lethe-research/lethe/graph"
 )
 
-// edgesRec is a rowEdges row of the items ns, as the hop returns it.
+// edgesRec is a rowEdges row of the items ns, as the hop returns it: the
+// ends are internal ids, here the index of each id in nodes.
 func edgesRec(ns []any, to, kind, out [][]any) *driver.Record {
 	lists := func(l [][]any) []any {
 		o := make([]any, len(l))
@@ -19,9 +20,26 @@ func edgesRec(ns []any, to, kind, out [][]any) *driver.Record {
 		}
 		return o
 	}
+	nid := func(v any) any { return int64(slices.Index(nodes, v.(string))) }
+	nn := make([]any, len(ns))
+	for i, v := range ns {
+		nn[i] = nid(v)
+	}
+	ends := make([][]any, len(to))
+	for i, l := range to {
+		for _, v := range l {
+			ends[i] = append(ends[i], nid(v))
+		}
+	}
 	return &driver.Record{Values: []any{nil, nil, rowEdges, nil, nil, map[string]any{
-		"n": ns, "to": lists(to), "kind": lists(kind), "out": lists(out), "weight": []any{}, "label": []any{},
+		"n": ns, "nid": nn, "to": lists(ends), "kind": lists(kind), "out": lists(out), "weight": []any{}, "label": []any{},
 	}}}
+}
+
+// nodes are the test's node ids; a node's internal id is its index.
+var nodes = []string{
+	graph.EvidenceID("s", "a"), graph.EvidenceID("s", "b"), graph.EvidenceID("s", "c"),
+	graph.TaskID("s", "t1"), graph.TaskID("s", "t2"), graph.EvidenceID("s", "d"),
 }
 
 // TestEdgesRow keeps each edge of the wanted items once: an edge between
@@ -34,8 +52,13 @@ func TestEdgesRow(t *testing.T) {
 	a, b, c := graph.EvidenceID(sid, "a"), graph.EvidenceID(sid, "b"), graph.EvidenceID(sid, "c")
 	task, other := graph.TaskID(sid, "t1"), graph.TaskID(sid, "t2")
 	newRound := func() *hopRound {
-		return &hopRound{sid: sid, nt: map[string]bool{task: true}, ne: map[string]bool{a: true, b: true},
+		r := &hopRound{sid: sid, nt: map[string]bool{task: true}, ne: map[string]bool{a: true, b: true},
 			shapes: map[string]graph.Evidence{}, wantT: map[string]bool{task: true}, wantE: map[string]bool{a: true, b: true}}
+		// The ends the rows do not name, as resolveEnds would (d is unknown).
+		for _, id := range []string{c, task, other} {
+			r.name(int64(slices.Index(nodes, id)), id)
+		}
+		return r
 	}
 	r := newRound()
 	rec := edgesRec([]any{a, b},
@@ -43,6 +66,9 @@ func TestEdgesRow(t *testing.T) {
 		[][]any{{"SIMILAR_TO", "SIMILAR_TO", "SUPPORTS", "SUPPORTS"}, {"SIMILAR_TO", "SIMILAR_TO"}},
 		[][]any{{true, false, true, true}, {false, true}})
 	if err := r.edgesRow(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.addItems(); err != nil {
 		t.Fatal(err)
 	}
 	graph.SortEdges(r.edges)
@@ -63,9 +89,13 @@ func TestEdgesRow(t *testing.T) {
 		"an item without its kinds": edgesRec([]any{a, b}, [][]any{{b}, {a}}, [][]any{{"SIMILAR_TO"}}, [][]any{{true}, {false}}),
 		"an edge without its kind":  edgesRec([]any{a}, [][]any{{b, c}}, [][]any{{"SIMILAR_TO"}}, [][]any{{true, false}}),
 		"an edge without its side":  edgesRec([]any{a}, [][]any{{b, c}}, [][]any{{"SIMILAR_TO", "SIMILAR_TO"}}, [][]any{{true}}),
+		"an end nobody named":       edgesRec([]any{a}, [][]any{{graph.EvidenceID(sid, "d")}}, [][]any{{"SIMILAR_TO"}}, [][]any{{true}}),
 	} {
 		r := newRound()
 		err := r.edgesRow(rec)
+		if err == nil {
+			err = r.addItems()
+		}
 		if err == nil || !strings.Contains(err.Error(), "edges") {
 			t.Errorf("%s: %v, want an error about the edges", name, err)
 		}

@@ -62,20 +62,33 @@ MATCH (n:Task) USING INDEX n:Task(id) WHERE $check AND n.id IN $ctids AND n.sess
 RETURN null AS from, n.id AS to, '` + rowCount + `' AS kind, COUNT { (n)<-[:SUPPORTS]-() } AS weight, null AS label, null AS shape`
 
 // evidenceEdges is the edges of the wanted evidence items (n) in one
-// row, as lists per item: its id, and each edge's other end, kind,
-// whether n is its start, and in a full read its weight and label. Which
-// edges the round keeps (an edge between two wanted items from its start
-// only, no SUPPORTS edge to a wanted task) is decided in edgesRow: in the
-// query each test read the other end's id once more, and the start and
-// end ids were read again per edge; an item's own id is read once now,
-// not once per edge (docs/neo4j.md, "Evidence edges item by item").
+// row, as lists per item: its id and internal id, and each edge's other
+// end, kind, whether n is its start, and in a full read its weight and
+// label. Which edges the round keeps (an edge between two wanted items
+// from its start only, no SUPPORTS edge to a wanted task) is decided in
+// edgesRow: in the query each test read the other end's id once more, and
+// the start and end ids were read again per edge; an item's own id is
+// read once now, not once per edge (docs/neo4j.md, "Evidence edges item
+// by item").
+//
+// The other end comes as its internal id (id(m)), not its id property:
+// reading m.id was a property-store read per edge, a third of the seeds
+// round (4,096 items, 18,400 edges: 82 → 54 ms, docs/neo4j.md, "Other
+// ends by internal id"). Most ends are wanted items of the same row,
+// whose two ids the row pairs; the rest are resolved in the same
+// transaction (resolveEnds), where an internal id cannot name another
+// node, so nothing outlives the transaction.
 const evidenceEdges = `MATCH (n)-[r:SUPPORTS|SIMILAR_TO]-(m)
-WITH n, collect(m.id) AS t, collect(type(r)) AS k, collect(startNode(r) = n) AS o,
+WITH n, collect(id(m)) AS t, collect(type(r)) AS k, collect(startNode(r) = n) AS o,
   collect(CASE WHEN NOT $shapes THEN coalesce(r.weight, 0.0) END) AS w,
   collect(CASE WHEN NOT $shapes THEN coalesce(r.label, '') END) AS l
-WITH collect(n.id) AS ns, collect(t) AS ts, collect(k) AS ks, collect(o) AS os, collect(w) AS ws, collect(l) AS ls
+WITH collect(n.id) AS ns, collect(id(n)) AS nn, collect(t) AS ts, collect(k) AS ks, collect(o) AS os, collect(w) AS ws, collect(l) AS ls
 WHERE size(ns) > 0
-RETURN null AS from, null AS to, '` + rowEdges + `' AS kind, null AS weight, null AS label, {n: ns, to: ts, kind: ks, out: os, weight: ws, label: ls} AS shape`
+RETURN null AS from, null AS to, '` + rowEdges + `' AS kind, null AS weight, null AS label, {n: ns, nid: nn, to: ts, kind: ks, out: os, weight: ws, label: ls} AS shape`
+
+// nodeIDsOf resolves internal ids of the transaction's nodes to their id
+// property (evidenceEdges' other ends the row did not pair).
+const nodeIDsOf = `MATCH (m) WHERE id(m) IN $nids RETURN id(m) AS nid, m.id AS id`
 
 // supportsPack is a task's SUPPORTS side (n bound) as one row: the
 // evidence ids, and with $shapes their shapes, as parallel lists (one
@@ -86,11 +99,11 @@ RETURN null AS from, null AS to, '` + rowEdges + `' AS kind, null AS weight, nul
 // coalesces keep a missing property from being skipped by collect, which
 // would shift the lists.
 const supportsPack = `MATCH (n)<-[:SUPPORTS]-(m)
-WITH n, collect(m.id) AS ids,
+WITH n, collect(m.id) AS ids, collect(id(m)) AS nids,
   collect(CASE WHEN $shapes THEN coalesce(m.embedding_f32, m.embedding, []) END) AS emb,
   collect(CASE WHEN $shapes THEN coalesce(m.created_iter, 0) END) AS iter,
   collect(CASE WHEN $shapes THEN coalesce(m.content_hash, '') END) AS hash
-RETURN null AS from, n.id AS to, '` + rowPack + `' AS kind, null AS weight, null AS label, {ids: ids, emb: emb, iter: iter, hash: hash} AS shape`
+RETURN null AS from, n.id AS to, '` + rowPack + `' AS kind, null AS weight, null AS label, {ids: ids, nids: nids, tnid: id(n), emb: emb, iter: iter, hash: hash} AS shape`
 
 // The kinds of the hop's check rows (hopEdges).
 const (
@@ -195,7 +208,16 @@ type hopRound struct {
 	// wantT and wantE are the round's wanted tasks and evidence (nt and ne
 	// grow with the endpoints).
 	wantT, wantE map[string]bool
+	// names are the ids of the internal ids the transaction returned, and
+	// items the rowEdges rows waiting for their ends to be named.
+	names map[int64]string
+	items []edgesItems
 	walkRound
+}
+
+// edgesItems is one rowEdges row: parallel lists per wanted item.
+type edgesItems struct {
+	ns, to, kind, out, w, l []any
 }
 
 // has says whether the walk knows id or this round brought its shape.
@@ -218,8 +240,67 @@ func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, 
 		}
 	}
 	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": held, "alltids": tids, "eids": eids, "shapes": r.shapes != nil, "check": r.check}
-	err := each(ctx, tx, hopEdges, p, r.row)
-	return r.edges, err
+	if err := each(ctx, tx, hopEdges, p, r.row); err != nil {
+		return nil, err
+	}
+	if err := r.resolveEnds(ctx, tx); err != nil {
+		return nil, err
+	}
+	if err := r.addItems(); err != nil {
+		return nil, err
+	}
+	return r.edges, nil
+}
+
+// addItems adds the edges of the held rowEdges rows (see edgesRow).
+func (r *hopRound) addItems() error {
+	for _, it := range r.items {
+		for i, v := range it.ns {
+			n, _ := v.(string)
+			if err := r.itemEdges(n, it.to[i], it.kind[i], it.out[i], at(it.w, i, r.shapes == nil), at(it.l, i, r.shapes == nil)); err != nil {
+				return err
+			}
+		}
+	}
+	r.items = nil
+	return nil
+}
+
+// name records that internal id v (an int64 from a row) is node id.
+func (r *hopRound) name(v any, id string) {
+	if nid, ok := v.(int64); ok && id != "" {
+		if r.names == nil {
+			r.names = map[int64]string{}
+		}
+		r.names[nid] = id
+	}
+}
+
+// resolveEnds names the other ends of the held rowEdges rows that no row
+// named, in the hop's transaction.
+func (r *hopRound) resolveEnds(ctx context.Context, tx driver.ManagedTransaction) error {
+	var missing []int64
+	seen := map[int64]bool{}
+	for _, it := range r.items {
+		for _, ends := range it.to {
+			l, _ := ends.([]any)
+			for _, v := range l {
+				nid, ok := v.(int64)
+				if _, named := r.names[nid]; ok && !named && !seen[nid] {
+					seen[nid] = true
+					missing = append(missing, nid)
+				}
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return each(ctx, tx, nodeIDsOf, map[string]any{"nids": missing}, func(rec *driver.Record) error {
+		id, _ := rec.Values[1].(string)
+		r.name(rec.Values[0], id)
+		return nil
+	})
 }
 
 // row takes one row of hopEdges or hopSupports.
@@ -261,9 +342,15 @@ func (r *hopRound) packRow(rec *driver.Record) error {
 		return fmt.Errorf("SUPPORTS of %s: %d ids, %d embeddings, %d iterations, %d hashes", task, len(ids), len(emb), len(iter), len(hash))
 	}
 	r.nt[task] = true
+	r.name(p["tnid"], task)
+	nids, _ := p["nids"].([]any)
+	if len(nids) != len(ids) {
+		return fmt.Errorf("SUPPORTS of %s: %d ids, %d internal ids", task, len(ids), len(nids))
+	}
 	copyOf := r.copyFor(task, len(ids))
 	for i, v := range ids {
 		id, _ := v.(string)
+		r.name(nids[i], id)
 		e := graph.Edge{From: id, To: task, Kind: graph.Supports}
 		r.edges = append(r.edges, e)
 		r.ne[id] = true
@@ -287,28 +374,29 @@ func (r *hopRound) packRow(rec *driver.Record) error {
 	return nil
 }
 
-// edgesRow takes the wanted evidence's edges (rowEdges), item by item:
-// an edge between two wanted items is kept from its start only, and a
-// SUPPORTS edge to a wanted task not at all (the task's side brings it);
-// weights and labels only in a full read, as row reads them.
+// edgesRow takes the wanted evidence's edges (rowEdges) and names the
+// wanted items' internal ids; hop adds the edges, item by item, once every
+// end is named: an edge between two wanted items is kept from its start
+// only, and a SUPPORTS edge to a wanted task not at all (the task's side
+// brings it); weights and labels only in a full read, as row reads them.
 func (r *hopRound) edgesRow(rec *driver.Record) error {
 	p, _ := rec.Values[5].(map[string]any)
 	ns, _ := p["n"].([]any)
+	nn, _ := p["nid"].([]any)
 	to, _ := p["to"].([]any)
 	kind, _ := p["kind"].([]any)
 	out, _ := p["out"].([]any)
 	w, _ := p["weight"].([]any)
 	l, _ := p["label"].([]any)
 	full := r.shapes == nil
-	if len(to) != len(ns) || len(kind) != len(ns) || len(out) != len(ns) || full && (len(w) != len(ns) || len(l) != len(ns)) {
-		return fmt.Errorf("evidence edges: %d items, %d ends, %d kinds, %d directions, %d weights, %d labels", len(ns), len(to), len(kind), len(out), len(w), len(l))
+	if len(nn) != len(ns) || len(to) != len(ns) || len(kind) != len(ns) || len(out) != len(ns) || full && (len(w) != len(ns) || len(l) != len(ns)) {
+		return fmt.Errorf("evidence edges: %d items, %d internal ids, %d ends, %d kinds, %d directions, %d weights, %d labels", len(ns), len(nn), len(to), len(kind), len(out), len(w), len(l))
 	}
 	for i, v := range ns {
 		n, _ := v.(string)
-		if err := r.itemEdges(n, to[i], kind[i], out[i], at(w, i, full), at(l, i, full)); err != nil {
-			return err
-		}
+		r.name(nn[i], n)
 	}
+	r.items = append(r.items, edgesItems{ns: ns, to: to, kind: kind, out: out, w: w, l: l})
 	return nil
 }
 
@@ -333,7 +421,11 @@ func (r *hopRound) itemEdges(n string, toV, kindV, outV, wV, lV any) error {
 	}
 	r.edges = slices.Grow(r.edges, len(to))
 	for j := range to {
-		m, _ := to[j].(string)
+		nid, _ := to[j].(int64)
+		m, ok := r.names[nid]
+		if !ok {
+			return fmt.Errorf("edges of %s: end %d has no id", n, nid)
+		}
 		k, _ := kind[j].(string)
 		start, _ := out[j].(bool)
 		if (!start && r.wantE[m]) || (k == string(graph.Supports) && r.wantT[m]) {
