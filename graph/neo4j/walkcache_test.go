@@ -187,3 +187,70 @@ func sameShape(t *testing.T, step string, got, want graph.Neighbourhood) {
 		}
 	}
 }
+
+// TestWalkNodeIDs reads the edges of a large task's items (a walk's seeds
+// round) through a store whose walk cache holds their internal ids, and
+// wants what a store without the cache reads: with the ids as read, and
+// with ids that name no node, an item of another task, or another wanted
+// item (sought by its id as well), as ids of deleted nodes reused would.
+func TestWalkNodeIDs(t *testing.T) {
+	cfg := serverConfig(t)
+	plain := open(t, cfg)
+	cfg.WalkCacheMiB = 16
+	cached := open(t, cfg)
+	sid := fmt.Sprintf("walknids-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = plain.ResetSession(t.Context(), sid) })
+	rng := rand.New(rand.NewPCG(9, 10))
+	walkSession(t, plain, sid, rng, "first")
+	root := graph.TaskID(sid, graph.RootShortID)
+	items, err := plain.Evidence(t.Context(), sid, graph.RootShortID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := make([]string, len(items))
+	for i, e := range items {
+		seeds[i] = e.ID
+	}
+	same := func(step string) {
+		t.Helper()
+		want, err := plain.NeighbourhoodShape(t.Context(), sid, seeds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cached.NeighbourhoodShape(t.Context(), sid, seeds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameShape(t, step, got, want)
+	}
+	if _, err := cached.NeighbourhoodShape(t.Context(), sid, []string{root}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := neo4j.WalkNodeIDs(cached, sid, seeds); n != len(seeds) {
+		t.Fatalf("the cache holds internal ids for %d of the task's %d items, want all", n, len(seeds))
+	}
+	same("ids as read")
+	if n := neo4j.WalkSought(cached); n != int64(len(seeds)) {
+		t.Fatalf("the read sought %d items by internal id, want all %d", n, len(seeds))
+	}
+
+	cypher := cypherOf(t, cfg)
+	other := cypher("MATCH (e:Evidence)-[:SUPPORTS]->(:Task {id: $a}) RETURN id(e) LIMIT 1", map[string]any{"a": graph.TaskID(sid, "a")})[0].Values[0].(int64)
+	nid := map[string]int64{}
+	neo4j.RewriteWalkNodeIDs(cached, sid, func(id string, n int64) int64 { nid[id] = n; return n })
+	neo4j.RewriteWalkNodeIDs(cached, sid, func(id string, n int64) int64 {
+		switch i := slices.Index(seeds, id); i % 5 {
+		case 0:
+			return 1 << 50 // no node
+		case 1:
+			return other // an item of task a, not wanted
+		case 2:
+			return nid[seeds[(i+1)%len(seeds)]] // the next item, sought by its id
+		case 3:
+			return -1 // not known: sought by its id
+		default:
+			return n
+		}
+	})
+	same("ids of other nodes")
+}
