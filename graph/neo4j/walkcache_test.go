@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -22,7 +21,12 @@ import (
 // same id with as many items (the generation changes), and for a session
 // an older binary created without a generation (never kept).
 func TestWalkCache(t *testing.T) {
-	cfg, plain, cached, sid := walkStores(t, "walkcache")
+	cfg := serverConfig(t)
+	plain := open(t, cfg)
+	cfg.WalkCacheMiB = 16
+	cached := open(t, cfg)
+	sid := fmt.Sprintf("walkcache-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = plain.ResetSession(t.Context(), sid) })
 	rng := rand.New(rand.NewPCG(7, 8))
 
 	ids := walkSession(t, plain, sid, rng, "first")
@@ -145,19 +149,6 @@ func walkVec(rng *rand.Rand) []float32 {
 	return v
 }
 
-// walkStores opens a store without the walk cache and one with it, and
-// names a session that the test's end resets.
-func walkStores(t *testing.T, prefix string) (neo4j.Config, *neo4j.Store, *neo4j.Store, string) {
-	t.Helper()
-	cfg := serverConfig(t)
-	plain := open(t, cfg)
-	cfg.WalkCacheMiB = 16
-	cached := open(t, cfg)
-	sid := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
-	t.Cleanup(func() { _ = plain.ResetSession(context.Background(), sid) })
-	return cfg, plain, cached, sid
-}
-
 // sameRead fails unless a shape read of ids answers alike through a store
 // without the walk cache and through one with it.
 func sameRead(t *testing.T, step string, plain, cached *neo4j.Store, sid string, ids []string, known func(string) bool) {
@@ -210,7 +201,12 @@ func sameShape(t *testing.T, step string, got, want graph.Neighbourhood) {
 // with ids that name no node, an item of another task, or another wanted
 // item (sought by its id as well), as ids of deleted nodes reused would.
 func TestWalkNodeIDs(t *testing.T) {
-	cfg, plain, cached, sid := walkStores(t, "walknids")
+	cfg := serverConfig(t)
+	plain := open(t, cfg)
+	cfg.WalkCacheMiB = 16
+	cached := open(t, cfg)
+	sid := fmt.Sprintf("walknids-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = plain.ResetSession(t.Context(), sid) })
 	rng := rand.New(rand.NewPCG(9, 10))
 	walkSession(t, plain, sid, rng, "first")
 	root := graph.TaskID(sid, graph.RootShortID)
