@@ -32,7 +32,15 @@ func TestWalkCache(t *testing.T) {
 	ids := walkSession(t, plain, sid, rng, "first")
 	same := func(step string, known func(string) bool) {
 		t.Helper()
-		sameRead(t, step, plain, cached, sid, ids, known)
+		want, err := plain.NeighbourhoodShape(t.Context(), sid, ids, known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cached.NeighbourhoodShape(t.Context(), sid, ids, known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameShape(t, step, got, want)
 	}
 	wantSize := func(step string, tasks, items int) {
 		t.Helper()
@@ -149,21 +157,6 @@ func walkVec(rng *rand.Rand) []float32 {
 	return v
 }
 
-// sameRead fails unless a shape read of ids answers alike through a store
-// without the walk cache and through one with it.
-func sameRead(t *testing.T, step string, plain, cached *neo4j.Store, sid string, ids []string, known func(string) bool) {
-	t.Helper()
-	want, err := plain.NeighbourhoodShape(t.Context(), sid, ids, known)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := cached.NeighbourhoodShape(t.Context(), sid, ids, known)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameShape(t, step, got, want)
-}
-
 // sameShape fails unless two shape reads have the same edges, tasks and
 // evidence shapes.
 func sameShape(t *testing.T, step string, got, want graph.Neighbourhood) {
@@ -220,7 +213,15 @@ func TestWalkNodeIDs(t *testing.T) {
 	}
 	same := func(step string) {
 		t.Helper()
-		sameRead(t, step, plain, cached, sid, seeds, nil)
+		want, err := plain.NeighbourhoodShape(t.Context(), sid, seeds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cached.NeighbourhoodShape(t.Context(), sid, seeds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameShape(t, step, got, want)
 	}
 	if _, err := cached.NeighbourhoodShape(t.Context(), sid, []string{root}, nil); err != nil {
 		t.Fatal(err)
