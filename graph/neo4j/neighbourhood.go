@@ -55,9 +55,6 @@ UNION ALL
 MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
 ` + evidenceEdges + `
 UNION ALL
-MATCH (n:Evidence) WHERE id(n) IN $enids AND n.session_id = $sid
-` + evidenceEdges + `
-UNION ALL
 MATCH (s:Session {id: $sid}) WHERE $check
 RETURN null AS from, null AS to, '` + rowGen + `' AS kind, null AS weight, s.gen AS label, null AS shape
 UNION ALL
@@ -88,11 +85,6 @@ WITH n, collect(id(m)) AS t, collect(type(r)) AS k, collect(startNode(r) = n) AS
 WITH collect(n.id) AS ns, collect(id(n)) AS nn, collect(t) AS ts, collect(k) AS ks, collect(o) AS os, collect(w) AS ws, collect(l) AS ls
 WHERE size(ns) > 0
 RETURN null AS from, null AS to, '` + rowEdges + `' AS kind, null AS weight, null AS label, {n: ns, nid: nn, to: ts, kind: ks, out: os, weight: ws, label: ls} AS shape`
-
-// hopItems is the wanted evidence's edges alone (evidenceEdges), for the
-// items a seek by internal id did not find (hopRound.unseen).
-const hopItems = `MATCH (n:Evidence) USING INDEX n:Evidence(id) WHERE n.id IN $eids AND n.session_id = $sid
-` + evidenceEdges
 
 // nodeIDsOf resolves internal ids of the transaction's nodes to their id
 // property (evidenceEdges' other ends the row did not pair).
@@ -163,10 +155,6 @@ func (s *Store) neighbourhood(ctx context.Context, sessionID string, ids []strin
 		if shape {
 			r.shapes = map[string]graph.Evidence{}
 			r.useCache(s.walk, tids)
-			if len(eids) >= walkCacheMin && s.walk.max > 0 {
-				r.byNID = s.walk.nodeIDs(sessionID, r.wantE)
-				s.walk.sought.Add(int64(len(r.byNID)))
-			}
 		}
 		var err error
 		if out.Edges, err = r.hop(ctx, tx, tids, eids); err != nil {
@@ -224,10 +212,6 @@ type hopRound struct {
 	// items the rowEdges rows waiting for their ends to be named.
 	names map[int64]string
 	items []edgesItems
-	// byNID are the wanted items sought by the internal id the walk cache
-	// holds for them, and got the items the rowEdges rows returned.
-	byNID map[string]int64
-	got   map[string]bool
 	walkRound
 }
 
@@ -255,25 +239,9 @@ func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, 
 			held = append(held, id)
 		}
 	}
-	rest, enids := eids, []int64{}
-	if len(r.byNID) > 0 {
-		rest = make([]string, 0, len(eids)-len(r.byNID))
-		for _, id := range eids {
-			if nid, ok := r.byNID[id]; ok {
-				enids = append(enids, nid)
-			} else {
-				rest = append(rest, id)
-			}
-		}
-	}
-	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": held, "alltids": tids, "eids": rest, "enids": enids, "shapes": r.shapes != nil, "check": r.check}
+	p := map[string]any{"sid": r.sid, "tids": whole, "ctids": held, "alltids": tids, "eids": eids, "shapes": r.shapes != nil, "check": r.check}
 	if err := each(ctx, tx, hopEdges, p, r.row); err != nil {
 		return nil, err
-	}
-	if miss := r.unseen(); len(miss) > 0 {
-		if err := each(ctx, tx, hopItems, map[string]any{"sid": r.sid, "eids": miss, "shapes": r.shapes != nil}, r.row); err != nil {
-			return nil, err
-		}
 	}
 	if err := r.resolveEnds(ctx, tx); err != nil {
 		return nil, err
@@ -284,30 +252,11 @@ func (r *hopRound) hop(ctx context.Context, tx driver.ManagedTransaction, tids, 
 	return r.edges, nil
 }
 
-// unseen are the items sought by internal id that no row returned: the
-// node the cache's id named is gone (and the id may name another node
-// now, whose row addItems leaves out). They are read by their ids.
-func (r *hopRound) unseen() []string {
-	var out []string
-	for id := range r.byNID {
-		if !r.got[id] {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// addItems adds the edges of the held rowEdges rows (see edgesRow): of
-// the wanted items only, each once.
+// addItems adds the edges of the held rowEdges rows (see edgesRow).
 func (r *hopRound) addItems() error {
-	done := make(map[string]bool, len(r.wantE))
 	for _, it := range r.items {
 		for i, v := range it.ns {
 			n, _ := v.(string)
-			if !r.wantE[n] || done[n] {
-				continue
-			}
-			done[n] = true
 			if err := r.itemEdges(n, it.to[i], it.kind[i], it.out[i], at(it.w, i, r.shapes == nil), at(it.l, i, r.shapes == nil)); err != nil {
 				return err
 			}
@@ -419,11 +368,7 @@ func (r *hopRound) packRow(rec *driver.Record) error {
 			r.shapes[id] = sh
 		}
 		if copyOf != nil {
-			nid, ok := nids[i].(int64)
-			if !ok {
-				nid = -1
-			}
-			copyOf.edges, copyOf.shapes, copyOf.nids = append(copyOf.edges, e), append(copyOf.shapes, sh), append(copyOf.nids, nid)
+			copyOf.edges, copyOf.shapes = append(copyOf.edges, e), append(copyOf.shapes, sh)
 		}
 	}
 	return nil
@@ -450,10 +395,6 @@ func (r *hopRound) edgesRow(rec *driver.Record) error {
 	for i, v := range ns {
 		n, _ := v.(string)
 		r.name(nn[i], n)
-		if r.got == nil {
-			r.got = map[string]bool{}
-		}
-		r.got[n] = true
 	}
 	r.items = append(r.items, edgesItems{ns: ns, to: to, kind: kind, out: out, w: w, l: l})
 	return nil

@@ -43,24 +43,20 @@ const walkCacheMin = 256
 // nothing.
 type walkCache struct {
 	// hits, caught and reread count the copies used as they were, brought
-	// up to date, and read again whole (for the tests and the log); sought
-	// the items a read sought by the internal ids held here.
-	hits, caught, reread, sought atomic.Int64
-	mu                           sync.Mutex
-	max                          int64
-	bytes                        int64
-	order                        *list.List               // of *walkEntry, most recently used first
-	byID                         map[string]*list.Element // task id -> its element
+	// up to date, and read again whole (for the tests and the log).
+	hits, caught, reread atomic.Int64
+	mu                   sync.Mutex
+	max                  int64
+	bytes                int64
+	order                *list.List               // of *walkEntry, most recently used first
+	byID                 map[string]*list.Element // task id -> its element
 }
 
-// walkEntry is one task's SUPPORTS side: edges[i] runs from shapes[i],
-// whose internal id, as the transaction that read it returned it, is
-// nids[i] (-1: not known, an item a catch-up added).
+// walkEntry is one task's SUPPORTS side: edges[i] runs from shapes[i].
 type walkEntry struct {
 	sid, task, gen string
 	edges          []graph.Edge
 	shapes         []graph.Evidence
-	nids           []int64
 	bytes          int64
 }
 
@@ -71,7 +67,7 @@ func (e *walkEntry) size() int64 {
 	for i, sh := range e.shapes {
 		n += int64(4*len(sh.Embedding)+len(sh.ID)+len(sh.SessionID)+len(sh.ContentHash)+len(e.edges[i].From)+len(e.edges[i].To)) + walkItemOverhead
 	}
-	return n + 8*int64(len(e.nids))
+	return n
 }
 
 // walkItemOverhead is an item's fixed cost in bytes: the Evidence and Edge
@@ -133,30 +129,6 @@ func (c *walkCache) put(e *walkEntry) {
 	for c.bytes > c.max {
 		c.remove(c.order.Back())
 	}
-}
-
-// nodeIDs are the internal ids the session's copies hold for the items
-// of want. An id is a hint only: the node it named when the copy was read
-// may be gone and the id reused, so the read that seeks by it checks each
-// node's id (hopRound.unseen).
-func (c *walkCache) nodeIDs(sid string, want map[string]bool) map[string]int64 {
-	c.mu.Lock()
-	var mine []*walkEntry
-	for el := c.order.Front(); el != nil; el = el.Next() {
-		if e := el.Value.(*walkEntry); e.sid == sid {
-			mine = append(mine, e)
-		}
-	}
-	c.mu.Unlock()
-	out := map[string]int64{}
-	for _, e := range mine { // a kept entry is never changed (with copies)
-		for i, sh := range e.shapes {
-			if i < len(e.nids) && e.nids[i] >= 0 && want[sh.ID] {
-				out[sh.ID] = e.nids[i]
-			}
-		}
-	}
-	return out
 }
 
 // dropSession forgets the session's copies (its reset, in this process).
@@ -246,7 +218,7 @@ func (r *hopRound) copyFor(task string, n int) *walkEntry {
 	if !r.check || r.held[task] != nil || n < walkCacheMin {
 		return nil
 	}
-	e := &walkEntry{sid: r.sid, task: task, edges: make([]graph.Edge, 0, n), shapes: make([]graph.Evidence, 0, n), nids: make([]int64, 0, n)}
+	e := &walkEntry{sid: r.sid, task: task, edges: make([]graph.Edge, 0, n), shapes: make([]graph.Evidence, 0, n)}
 	r.fresh = append(r.fresh, e)
 	return e
 }
@@ -372,7 +344,7 @@ func (e *walkEntry) with(rows []walkRow, n int) (*walkEntry, bool) {
 	for _, x := range e.edges {
 		have[x.From] = true
 	}
-	out := &walkEntry{sid: e.sid, task: e.task, gen: e.gen, edges: slices.Clone(e.edges), shapes: slices.Clone(e.shapes), nids: slices.Clone(e.nids)}
+	out := &walkEntry{sid: e.sid, task: e.task, gen: e.gen, edges: slices.Clone(e.edges), shapes: slices.Clone(e.shapes)}
 	for _, row := range rows {
 		if have[row.e.From] {
 			continue
@@ -382,7 +354,7 @@ func (e *walkEntry) with(rows []walkRow, n int) (*walkEntry, bool) {
 			return nil, false
 		}
 		have[row.e.From] = true
-		out.edges, out.shapes, out.nids = append(out.edges, row.e), append(out.shapes, sh), append(out.nids, -1)
+		out.edges, out.shapes = append(out.edges, row.e), append(out.shapes, sh)
 	}
 	return out, len(out.edges) == n
 }

@@ -117,28 +117,3 @@ func TestWalkCacheDropsLeastRecentlyUsed(t *testing.T) {
 		t.Fatalf("after dropping session b: %d tasks, %d items, want 1 and 300", tasks, items)
 	}
 }
-
-// TestWalkNodeIDsOf gives the internal ids the cache holds for the wanted
-// items of one session: not another session's, not an item a catch-up
-// added (no id), not an item not wanted.
-func TestWalkNodeIDsOf(t *testing.T) {
-	c := newWalkCache(1 << 30)
-	mine := walkEntryOf("s", "s/t/1", "g", 300)
-	theirs := walkEntryOf("u", "u/t/1", "g", 300)
-	for _, e := range []*walkEntry{mine, theirs} {
-		for i := range e.shapes {
-			e.nids = append(e.nids, int64(1000+i))
-		}
-	}
-	mine.nids[7] = -1
-	c.put(mine)
-	c.put(theirs)
-	want := map[string]bool{mine.shapes[3].ID: true, mine.shapes[7].ID: true, theirs.shapes[5].ID: true, "s/e/none": true}
-	got := c.nodeIDs("s", want)
-	if len(got) != 1 || got[mine.shapes[3].ID] != 1003 {
-		t.Fatalf("internal ids %v, want only item 3's (1003)", got)
-	}
-	if per := (mine.size() - walkEntryOf("s", "s/t/1", "g", 300).size()) / 300; per != 8 {
-		t.Fatalf("an item's internal id counts %d bytes, want 8", per)
-	}
-}
