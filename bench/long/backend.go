@@ -69,6 +69,7 @@ func runBackend(ctx context.Context, o options, backend string, emit func(point)
 	var timer *callTimer
 	if o.calls {
 		timer = newCallTimer(st)
+		timer.trace = o.timeline
 		st = timer
 	}
 	model := llmtest.NewServer(llmtest.Script{EmbeddingDim: o.dim})
@@ -138,6 +139,9 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		}
 		p.timings = append(p.timings, t)
 		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d %s %v\n", backend, n, s.iter, t.total().Round(time.Millisecond), t.step)
+		if o.timeline {
+			fmt.Fprint(os.Stderr, r.timer.timeline(fmt.Sprintf("of iteration %d (focus %s)", s.iter, t.task)))
+		}
 	}
 	if r.timer != nil {
 		p.calls = r.timer.report(fmt.Sprintf("%s at %d", backend, n), iters)

@@ -22,6 +22,19 @@ type callTimer struct {
 	step  string // "" outside the timed iterations: nothing is recorded
 	total map[[2]string]time.Duration
 	count map[[2]string]int
+	// trace, with -timeline, keeps every call of the current iteration
+	// with its start, so that one iteration's critical path shows (the
+	// totals above add up calls made side by side).
+	trace     bool
+	stepStart time.Time
+	events    []callEvent
+}
+
+// callEvent is one store call of a timed step: its start after the
+// step's, and its time.
+type callEvent struct {
+	step, method string
+	at, d        time.Duration
 }
 
 func newCallTimer(st graph.Store) *callTimer {
@@ -30,11 +43,11 @@ func newCallTimer(st graph.Store) *callTimer {
 
 func (c *callTimer) setStep(step string) {
 	c.mu.Lock()
-	c.step = step
+	c.step, c.stepStart = step, time.Now()
 	c.mu.Unlock()
 }
 
-func (c *callTimer) add(method string, d time.Duration) {
+func (c *callTimer) add(method string, start time.Time, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.step == "" {
@@ -43,7 +56,26 @@ func (c *callTimer) add(method string, d time.Duration) {
 	k := [2]string{c.step, method}
 	c.total[k] += d
 	c.count[k]++
+	if c.trace {
+		c.events = append(c.events, callEvent{step: c.step, method: method, at: start.Sub(c.stepStart), d: d})
+	}
 }
+
+// timeline is the calls traced since the last timeline, one line each in
+// the order they started, under a heading; the trace starts over.
+func (c *callTimer) timeline(heading string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var w strings.Builder
+	fmt.Fprintf(&w, "long: timeline %s\n", heading)
+	for _, e := range c.events {
+		fmt.Fprintf(&w, "long:   %-9s +%6.1f %6.1f ms  %s\n", e.step, msf(e.at), msf(e.d), e.method)
+	}
+	c.events = c.events[:0]
+	return w.String()
+}
+
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // report is the calls of iters iterations as a Markdown table, the
 // costliest first within each step, with each step's sum; the timer starts
@@ -87,7 +119,7 @@ func (c *callTimer) report(title string, iters int) string {
 func timed[T any](c *callTimer, method string, f func() (T, error)) (T, error) {
 	start := time.Now()
 	v, err := f()
-	c.add(method, time.Since(start))
+	c.add(method, start, time.Since(start))
 	return v, err
 }
 

@@ -51,6 +51,7 @@ type options struct {
 	tolRef   float64
 	ingest   int
 	calls    bool
+	timeline bool
 	walk     int
 	vecStmts int
 }
@@ -97,9 +98,11 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.walk, "walk-cache-mib", config.Defaults().Graph.Neo4jWalkCacheMiB, "Neo4j store: MiB the walk cache may hold (graph.neo4j_walk_cache_mib; 0: off, as before it existed)")
 	fs.IntVar(&o.vecStmts, "vector-statements", config.Defaults().Graph.Neo4jVectorStatements, "Neo4j store: read transactions at once of a sync's vector queries (graph.neo4j_vector_statements; 1: one, as before it existed)")
 	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
+	fs.BoolVar(&o.timeline, "timeline", false, "print each timed iteration's store calls in the order they started, with their start in the step and their time (implies -calls)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.calls = o.calls || o.timeline
 	prev := 0
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

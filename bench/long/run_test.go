@@ -203,6 +203,9 @@ func TestParseFlags(t *testing.T) {
 			t.Errorf("parseFlags(%v) accepted", bad)
 		}
 	}
+	if o, err := parseFlags([]string{"-timeline"}); err != nil || !o.calls || !o.timeline {
+		t.Errorf("-timeline: calls %v, timeline %v, err %v; want the call timer on", o.calls, o.timeline, err)
+	}
 }
 
 // With -calls, long.md times the store calls of the timed iterations per
