@@ -59,7 +59,36 @@ func startNeo4j(t *testing.T) *neo4jServer {
 	n := &neo4jServer{dir: t.TempDir(), uri: fmt.Sprintf("bolt://127.0.0.1:%d", port), password: faultPassword}
 	n.script(t, "start", n.dir, strconv.Itoa(port))
 	t.Cleanup(func() { n.script(t, "kill", n.dir) }) // a temporary directory: no clean shutdown needed
+	n.requireConf(t)
 	return n
+}
+
+// requireConf fails unless the server took every setting of the
+// lethe.conf the script wrote (the vector index's merge factor): Neo4j
+// lists the settings it runs with in its debug log at start.
+func (n *neo4jServer) requireConf(t *testing.T) {
+	t.Helper()
+	conf, err := os.ReadFile(filepath.Join(n.dir, "lethe.conf"))
+	if err != nil {
+		t.Fatalf("read lethe.conf: %v", err)
+	}
+	debug, err := os.ReadFile(filepath.Join(n.dir, "home", "logs", "debug.log"))
+	if err != nil {
+		t.Fatalf("read the server's debug log: %v", err)
+	}
+	var set int
+	for _, line := range strings.Split(string(conf), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		set++
+		if !strings.Contains(string(debug), line) {
+			t.Errorf("the server does not run with %q from lethe.conf", line)
+		}
+	}
+	if set == 0 {
+		t.Errorf("lethe.conf sets nothing:\n%s", conf)
+	}
 }
 
 func (n *neo4jServer) params() map[string]string {

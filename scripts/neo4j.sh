@@ -14,7 +14,12 @@
 # database, its logs, neo4j.pid, neo4j.port and neo4j.out live there. PORT
 # defaults to NEO4J_PORT or 7687. User "neo4j", password NEO4J_PASSWORD
 # (default lethe-neo4j, at least 8 characters). NEO4J_HEAP (default 768m)
-# and NEO4J_PAGECACHE_MB (default 128) size the server's memory. The launcher and its
+# and NEO4J_PAGECACHE_MB (default 128) size the server's memory.
+# NEO4J_VECTOR_MERGE_FACTOR (default 50, Neo4j's own; at least 2) is how
+# many Lucene segments of one size the vector index merges at once: fewer
+# segments make each vector query cheaper and its recall lower
+# (docs/neo4j.md, "The vector index's segments"). It reaches the server
+# through DIR/lethe.conf, written at every start. The launcher and its
 # libraries are cached under ${LETHE_CACHE:-~/.cache/lethe}/neo4j-<version>/.
 set -euo pipefail
 
@@ -24,6 +29,7 @@ CACHE_DIR="${LETHE_CACHE:-$HOME/.cache/lethe}/neo4j-$NEO4J_VERSION"
 PASSWORD="${NEO4J_PASSWORD:-lethe-neo4j}"
 HEAP="${NEO4J_HEAP:-768m}"
 PAGECACHE_MB="${NEO4J_PAGECACHE_MB:-128}"
+VECTOR_MERGE_FACTOR="${NEO4J_VECTOR_MERGE_FACTOR:-50}"
 START_TIMEOUT="${NEO4J_START_TIMEOUT:-180}"
 
 die() { echo "neo4j.sh: $*" >&2; exit 1; }
@@ -86,11 +92,17 @@ start() {
     return 0
   fi
   [ ${#PASSWORD} -ge 8 ] || die "NEO4J_PASSWORD must have at least 8 characters"
+  [[ "$VECTOR_MERGE_FACTOR" =~ ^[0-9]+$ ]] && [ "$VECTOR_MERGE_FACTOR" -ge 2 ] ||
+    die "NEO4J_VECTOR_MERGE_FACTOR must be an integer of at least 2 (Lucene merges at least two segments), not '$VECTOR_MERGE_FACTOR'"
   if bolt_answers "$port"; then
     die "port $port is in use by another process"
   fi
   build
   rm -f "$d/home/ready"
+  {
+    echo "# Written by scripts/neo4j.sh at every start; edit the variables, not this file."
+    echo "internal.dbms.index.vector.standard_merge_factor=$VECTOR_MERGE_FACTOR"
+  } >"$d/lethe.conf"
   local start=$SECONDS
   # setsid: the server outlives the shell that started it, in its own
   # process group. The password goes through the environment, not argv.
@@ -99,7 +111,7 @@ start() {
     --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
     -Dio.netty.tryReflectionSetAccessible=true \
     -cp "$CACHE_DIR/launcher.jar:$CACHE_DIR/lib/*" org.lethe.neo4j.Launcher \
-    --home "$d/home" --host 127.0.0.1 --port "$port" --pagecache-mb "$PAGECACHE_MB" \
+    --home "$d/home" --host 127.0.0.1 --port "$port" --pagecache-mb "$PAGECACHE_MB" --conf "$d/lethe.conf" \
     </dev/null >"$d/neo4j.out" 2>&1 &
   pid=$!
   echo "$pid" >"$d/neo4j.pid"

@@ -63,7 +63,12 @@ public final class Launcher {
         Path ready = homeDir.resolve("ready");
         Files.deleteIfExists(ready);
 
-        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(homeDir)
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(homeDir);
+        String conf = opt.get("conf");
+        if (conf != null) {
+            builder.loadPropertiesFromFile(Path.of(conf).toAbsolutePath());
+        }
+        DatabaseManagementService dbms = builder
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(host, port))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress(host, port))
@@ -112,7 +117,7 @@ public final class Launcher {
 
     private static void usage(String why) {
         System.err.println("neo4j launcher: " + why);
-        System.err.println("usage: NEO4J_PASSWORD=... java -cp launcher.jar:lib/* org.lethe.neo4j.Launcher --home DIR [--host 127.0.0.1] [--port 7687] [--pagecache-mb 128]");
+        System.err.println("usage: NEO4J_PASSWORD=... java -cp launcher.jar:lib/* org.lethe.neo4j.Launcher --home DIR [--host 127.0.0.1] [--port 7687] [--pagecache-mb 128] [--conf FILE]");
         System.exit(2);
     }
 }
