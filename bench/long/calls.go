@@ -97,7 +97,7 @@ func (c *callTimer) report(title string, iters int) string {
 	})
 	fmt.Fprintf(&w, "\nStore calls per iteration, %s (mean of %d iterations; calls made side by side add up):\n\n| step | call | calls | ms | ms per call |\n|---|---|---:|---:|---:|\n", title, iters)
 	row := func(step, call string, n int, d time.Duration) {
-		ms := float64(d.Microseconds()) / 1000
+		ms := msf(d)
 		fmt.Fprintf(&w, "| %s | %s | %.1f | %.1f | %.2f |\n", step, call, float64(n)/float64(iters), ms/float64(iters), ms/float64(max(n, 1)))
 	}
 	var n int
