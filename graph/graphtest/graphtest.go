@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Apply/CreateParentDepthProductive", testApplyCreate},
 		{"Apply/ForwardReferences", testApplyForwardRefs},
 		{"Apply/OpSemantics", testApplyOps},
+		{"Apply/RepeatsKeepEmbeddings", testApplyRepeats},
 		{"Apply/DedupAt095", testApplyDedup},
 		{"Apply/DedupOntoFailedTaskSkipsOps", testApplyDedupOntoFailed},
 		{"Apply/CycleRollsBackEverything", testApplyCycle},
@@ -294,6 +295,7 @@ func testUnknownSession(t *testing.T, s graph.Store) {
 	wantErr(t, err, graph.ErrNotFound, "AddEvidence")
 	_, err = s.GetBlob(ctx, sid, "b")
 	wantErr(t, err, graph.ErrNotFound, "GetBlob")
+	unknownSessionReads(t, s, sid)
 	if err := s.ResetSession(ctx, sid); err != nil {
 		t.Fatalf("ResetSession of a missing session: %v", err)
 	}
@@ -305,6 +307,43 @@ func testUnknownSession(t *testing.T, s graph.Store) {
 	wantErr(t, err, graph.ErrNotFound, "Evidence unknown task")
 	_, err = s.AddEvidence(ctx, sid, "k", "nope", []graph.Evidence{{Content: "x"}})
 	wantErr(t, err, graph.ErrNotFound, "AddEvidence unknown task")
+}
+
+// unknownSessionReads asks every narrow read of the loop about a session
+// that does not exist (ErrNotFound), then about a fresh one, where each
+// finds nothing and says so without an error: a backend may check the
+// session only when a read found nothing.
+func unknownSessionReads(t *testing.T, s graph.Store, unknown string) {
+	t.Helper()
+	ctx := ctxOf(t)
+	reads := []struct {
+		name string
+		read func(sid string) (int, error)
+	}{
+		{"TaskOutline", func(sid string) (int, error) { v, err := s.TaskOutline(ctx, sid); return len(v) - 1, err }}, // the root
+		{"TasksByIDs", func(sid string) (int, error) { v, err := s.TasksByIDs(ctx, sid, []string{"nope"}); return len(v), err }},
+		{"TasksWithStatus", func(sid string) (int, error) { v, err := s.TasksWithStatus(ctx, sid, graph.Failed); return len(v), err }},
+		{"GetBlobs", func(sid string) (int, error) { v, err := s.GetBlobs(ctx, sid, []string{"b"}); return len(v), err }},
+		{"EvidenceCounts", func(sid string) (int, error) { v, err := s.EvidenceCounts(ctx, sid); return len(v), err }},
+		{"EvidenceSince", func(sid string) (int, error) { v, err := s.EvidenceSince(ctx, sid, 0); return len(v), err }},
+		{"EvidenceOfTasks", func(sid string) (int, error) {
+			v, err := s.EvidenceOfTasks(ctx, sid, []string{"nope"})
+			return len(v), err
+		}},
+		{"SimilarEdges", func(sid string) (int, error) { v, err := s.SimilarEdges(ctx, sid); return len(v), err }},
+	}
+	fresh := newSession(t, s)
+	for _, r := range reads {
+		_, err := r.read(unknown)
+		wantErr(t, err, graph.ErrNotFound, r.name)
+		if n, err := r.read(fresh); err != nil || n != 0 {
+			t.Errorf("%s of a fresh session: %d more than expected, error %v", r.name, n, err)
+		}
+	}
+	_, err := s.EvidenceByIDs(ctx, unknown, []string{graph.EvidenceID(unknown, "h")})
+	wantErr(t, err, graph.ErrNotFound, "EvidenceByIDs")
+	_, err = s.EvidenceByIDs(ctx, fresh, []string{graph.EvidenceID(fresh, "h")})
+	wantErr(t, err, graph.ErrNotFound, "EvidenceByIDs of a missing item")
 }
 
 // ---------------------------------------------------------------- ready set and status
@@ -559,6 +598,42 @@ func testApplyOps(t *testing.T, s graph.Store) {
 	eq(t, "b n_productive", ts["b"].NProductive, 1)
 	eq(t, "c status", ts["c"].Status, graph.Failed)
 	eq(t, "c reason", ts["c"].ResultSummary, "superseded")
+}
+
+// testApplyRepeats repeats an update and a completion: the store must
+// compare them with the targets' stored embeddings (nothing applied, no
+// productive iteration), and keep every embedding of the tasks the request
+// does not name, whose full state the plan does not write.
+func testApplyRepeats(t *testing.T, s graph.Store) {
+	sid := newSession(t, s)
+	mustApply(t, s, graph.ApplyRequest{SessionID: sid, Key: "apply/1", Iteration: 1, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+		create("a", 2), create("b", 3), create("c", 4),
+	}})
+	mustApply(t, s, graph.ApplyRequest{SessionID: sid, Key: "apply/2", Iteration: 2, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+		{Kind: graph.OpComplete, Task: "b", Result: "b found", Embedding: Unit(5)},
+		{Kind: graph.OpComplete, Task: "c", Result: "c found", Embedding: Unit(6)},
+	}})
+	before := tasks(t, s, sid)
+	res := mustApply(t, s, graph.ApplyRequest{SessionID: sid, Key: "apply/3", Iteration: 3, ActiveTask: "a", Ops: []graph.Op{
+		{Kind: graph.OpUpdate, Task: "a", Description: "task a", Embedding: Unit(2)},
+		{Kind: graph.OpComplete, Task: "b", Result: "b found", Embedding: Unit(5)},
+	}})
+	eq(t, "applied by repeats", res.Applied, 0)
+	eq(t, "a n_productive", tasks(t, s, sid)["a"].NProductive, 0)
+	// A change to a beside them: a's full state is written, and only a's.
+	res = mustApply(t, s, graph.ApplyRequest{SessionID: sid, Key: "apply/4", Iteration: 4, ActiveTask: "a", Ops: []graph.Op{
+		{Kind: graph.OpUpdate, Task: "a", Description: "task a, sharper"},
+	}})
+	eq(t, "applied by the change", res.Applied, 1)
+	after := tasks(t, s, sid)
+	for short, b := range before {
+		a := after[short]
+		eqSlice(t, short+" embedding", a.Embedding, b.Embedding)
+		eqSlice(t, short+" result embedding", a.ResultEmbedding, b.ResultEmbedding)
+	}
+	eq(t, "a description", after["a"].Description, "task a, sharper")
+	eq(t, "a n_productive", after["a"].NProductive, 1)
+	eqSlice(t, "c result embedding", after["c"].ResultEmbedding, Unit(6))
 }
 
 func testApplyDedup(t *testing.T, s graph.Store) {

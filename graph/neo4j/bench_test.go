@@ -129,37 +129,50 @@ func reportMedian(b *testing.B, d []time.Duration) {
 	}
 }
 
+// BenchmarkApplyOps20 runs each batch twice over: with the create dedup
+// (the read of every task's embeddings) and without it (the embeddings of
+// the tasks the ops name only, graph.EmbeddingReads), on one session.
 func BenchmarkApplyOps20(b *testing.B) {
 	for _, be := range benchBackends(b) {
 		b.Run(be.name, func(b *testing.B) {
 			s := be.open(b)
 			r := rand.New(rand.NewPCG(1, 2))
 			sid := seed(b, s, r)
-			ctx := context.Background()
-			var lat []time.Duration
 			i := 0
-			for b.Loop() {
-				i++
-				ops := make([]graph.Op, 0, 20)
-				for k := range 10 {
-					ops = append(ops, graph.Op{Kind: graph.OpCreate, Task: fmt.Sprintf("b%d-%d", i, k), Description: "new", EmbedText: "new", Embedding: randUnit(r)})
-				}
-				for k := range 5 {
-					ops = append(ops, graph.Op{Kind: graph.OpUpdate, Task: fmt.Sprintf("b%d-%d", i, k), Description: "sharper"})
-				}
-				for k := range 5 {
-					ops = append(ops, graph.Op{Kind: graph.OpEvidence, Task: fmt.Sprintf("b%d-%d", i, k), Content: fmt.Sprintf("llm fact %d/%d", i, k), EmbedText: "f", Embedding: randUnit(r)})
-				}
-				start := time.Now()
-				res, err := s.Apply(ctx, graph.ApplyRequest{SessionID: sid, Key: fmt.Sprintf("apply/%d", i), Iteration: 1000 + i, ActiveTask: graph.RootShortID, DedupThreshold: 0.95, Ops: ops})
-				lat = append(lat, time.Since(start))
-				if err != nil || res.Applied != 20 {
-					b.Fatalf("apply: %+v, %v", res, err)
-				}
+			for _, thr := range []float64{0.95, 0} {
+				b.Run(fmt.Sprintf("dedup=%v", thr), func(b *testing.B) {
+					var lat []time.Duration
+					for b.Loop() {
+						i++
+						lat = append(lat, applyOps20(b, s, sid, r, i, thr))
+					}
+					reportMedian(b, lat)
+				})
 			}
-			reportMedian(b, lat)
 		})
 	}
+}
+
+// applyOps20 applies ten creates, five updates and five evidence ops and
+// returns the Apply's latency.
+func applyOps20(b *testing.B, s graph.Store, sid string, r *rand.Rand, i int, dedup float64) time.Duration {
+	ops := make([]graph.Op, 0, 20)
+	for k := range 10 {
+		ops = append(ops, graph.Op{Kind: graph.OpCreate, Task: fmt.Sprintf("b%d-%d", i, k), Description: "new", EmbedText: "new", Embedding: randUnit(r)})
+	}
+	for k := range 5 {
+		ops = append(ops, graph.Op{Kind: graph.OpUpdate, Task: fmt.Sprintf("b%d-%d", i, k), Description: "sharper"})
+	}
+	for k := range 5 {
+		ops = append(ops, graph.Op{Kind: graph.OpEvidence, Task: fmt.Sprintf("b%d-%d", i, k), Content: fmt.Sprintf("llm fact %d/%d", i, k), EmbedText: "f", Embedding: randUnit(r)})
+	}
+	start := time.Now()
+	res, err := s.Apply(context.Background(), graph.ApplyRequest{SessionID: sid, Key: fmt.Sprintf("apply/%d", i), Iteration: 1000 + i, ActiveTask: graph.RootShortID, DedupThreshold: dedup, Ops: ops})
+	took := time.Since(start)
+	if err != nil || res.Applied != 20 {
+		b.Fatalf("apply: %+v, %v", res, err)
+	}
+	return took
 }
 
 func BenchmarkReadState(b *testing.B) {

@@ -25,13 +25,10 @@ func (s *Store) TaskOutline(ctx context.Context, sessionID string) ([]graph.Task
 	var out []graph.TaskNode
 	err := s.read(ctx, "task outline", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		const q = `MATCH (t:Task {session_id: $sid})
 OPTIONAL MATCH (t)-[:SUBTASK_OF]->(p:Task)
 RETURN t.short_id, p.short_id, t.status, t.created_iter, 'result_embedding' IN keys(t)`
-		return each(ctx, tx, q, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+		err := each(ctx, tx, q, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 			short, _ := r.Values[0].(string)
 			parent, _ := r.Values[1].(string)
 			status, _ := r.Values[2].(string)
@@ -40,6 +37,10 @@ RETURN t.short_id, p.short_id, t.status, t.created_iter, 'result_embedding' IN k
 			out = append(out, graph.TaskNode{ShortID: short, Parent: parent, Status: graph.Status(status), CreatedIter: int(iter), ResultEmbedded: res})
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	if err != nil {
 		return nil, err
@@ -52,10 +53,6 @@ RETURN t.short_id, p.short_id, t.status, t.created_iter, 'result_embedding' IN k
 func (s *Store) TasksByIDs(ctx context.Context, sessionID string, shortIDs []string) ([]graph.Task, error) {
 	var out []graph.Task
 	err := s.read(ctx, "tasks by ids", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		ids := make([]any, 0, len(shortIDs))
 		for _, id := range shortIDs {
 			ids = append(ids, graph.TaskID(sessionID, id))
@@ -63,7 +60,10 @@ func (s *Store) TasksByIDs(ctx context.Context, sessionID string, shortIDs []str
 		var err error
 		out, err = loadTasks(ctx, tx, "MATCH (t:Task) USING INDEX t:Task(id) WHERE t.id IN $ids AND t.session_id = $sid",
 			map[string]any{"ids": ids, "sid": sessionID})
-		return err
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	return out, err
 }
@@ -150,7 +150,9 @@ func (s *Store) EvidenceOfTasks(ctx context.Context, sessionID string, shortIDs 
 	return s.evidenceWhere(ctx, "evidence of tasks", sessionID,
 		`MATCH (e:Evidence)-[:SUPPORTS]->(x:Task) USING INDEX x:Task(id) WHERE x.id IN $ids AND e.session_id = $sid
 WITH DISTINCT e`, map[string]any{"ids": ids},
-		func(context.Context, driver.ManagedTransaction) error { return nil })
+		func(ctx context.Context, tx driver.ManagedTransaction, found []graph.Evidence) error {
+			return requireSessionUnless(ctx, tx, sessionID, len(found) > 0)
+		})
 }
 
 // statusCounts are the session's tasks counted by status on the
@@ -196,13 +198,13 @@ func (s *Store) TaskStatusCounts(ctx context.Context, sessionID string) (graph.S
 func (s *Store) TasksWithStatus(ctx context.Context, sessionID string, status graph.Status) ([]graph.Task, error) {
 	var out []graph.Task
 	err := s.read(ctx, "tasks with status", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		var err error
 		out, err = loadTasks(ctx, tx, "MATCH (t:Task {session_id: $sid, status: $status})",
 			map[string]any{"sid": sessionID, "status": string(status)})
-		return err
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	if err != nil {
 		return nil, err

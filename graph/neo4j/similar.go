@@ -126,7 +126,13 @@ func (s *Store) EvidenceByIDs(ctx context.Context, sessionID string, ids []strin
 	}
 	out, err := s.evidenceWhere(ctx, "evidence by ids", sessionID,
 		"UNWIND $ids AS id MATCH (e:Evidence {id: id}) WHERE e.session_id = $sid", map[string]any{"ids": list},
-		func(ctx context.Context, tx driver.ManagedTransaction) error {
+		func(ctx context.Context, tx driver.ManagedTransaction, found []graph.Evidence) error {
+			if holdsAll(found, ids) {
+				return nil
+			}
+			if err := requireSession(ctx, tx, sessionID); err != nil {
+				return err
+			}
 			missing, err := missingEvidence(ctx, tx, sessionID, ids)
 			if err == nil && missing != "" {
 				err = fmt.Errorf("evidence %q: %w", missing, graph.ErrNotFound)
@@ -136,18 +142,31 @@ func (s *Store) EvidenceByIDs(ctx context.Context, sessionID string, ids []strin
 	return out, err
 }
 
+// holdsAll reports whether found has every id of ids (so that none is
+// missing and the session exists).
+func holdsAll(found []graph.Evidence, ids []string) bool {
+	if len(ids) == 0 {
+		return false
+	}
+	have := make(map[string]bool, len(found))
+	for _, e := range found {
+		have[e.ID] = true
+	}
+	for _, id := range ids {
+		if !have[id] {
+			return false
+		}
+	}
+	return true
+}
+
 // evidenceWhere reads the evidence matched by match (binding e) with its
-// SUPPORTS targets, after check, in one read transaction.
-func (s *Store) evidenceWhere(ctx context.Context, op, sessionID, match string, params map[string]any, check func(context.Context, driver.ManagedTransaction) error) ([]graph.Evidence, error) {
+// SUPPORTS targets, then checks what it found (the session's existence
+// included: see requireSessionUnless), in one read transaction.
+func (s *Store) evidenceWhere(ctx context.Context, op, sessionID, match string, params map[string]any, check func(context.Context, driver.ManagedTransaction, []graph.Evidence) error) ([]graph.Evidence, error) {
 	var out []graph.Evidence
 	err := s.read(ctx, op, func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		if err := check(ctx, tx); err != nil {
-			return err
-		}
 		p := map[string]any{"sid": sessionID}
 		for k, v := range params {
 			p[k] = v
@@ -156,7 +175,7 @@ func (s *Store) evidenceWhere(ctx context.Context, op, sessionID, match string, 
 MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
 RETURN ` + evidenceWire + `, collect(t.id)`
-		return each(ctx, tx, q, p, func(r *driver.Record) error {
+		err := each(ctx, tx, q, p, func(r *driver.Record) error {
 			e, err := evidenceRecord(r)
 			if err != nil {
 				return err
@@ -164,6 +183,10 @@ RETURN ` + evidenceWire + `, collect(t.id)`
 			out = append(out, e)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		return check(ctx, tx, out)
 	})
 	if err != nil {
 		return nil, err
@@ -198,15 +221,12 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	var labelled int64
 	q, done := s.labelQuery(sessionID, dim, "count(e)")
 	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		rec, err := single(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)})
 		if err != nil {
 			return err
 		}
 		labelled, _ = rec.Values[0].(int64)
-		return nil
+		return requireSessionUnless(ctx, tx, sessionID, labelled > 0)
 	})
 	if err != nil {
 		return nil, err
@@ -414,10 +434,7 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) ([][]
 	q, done := s.labelQuery(sessionID, dim, "e.id, "+wireVec("e", "embedding"))
 	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		fresh = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		return each(ctx, tx, q,
+		err := each(ctx, tx, q,
 			map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
 				emb, err := asF32(r.Values[1])
 				if err != nil {
@@ -426,6 +443,10 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) ([][]
 				fresh = append(fresh, emb)
 				return nil
 			})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(fresh) > 0)
 	})
 	if err == nil {
 		done()
@@ -691,13 +712,14 @@ func (s *Store) similarRows(ctx context.Context, op, sessionID, q string, params
 	var out []graph.Edge
 	err := s.read(ctx, op, func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		return each(ctx, tx, q, params, func(r *driver.Record) error {
+		err := each(ctx, tx, q, params, func(r *driver.Record) error {
 			out = append(out, similarEdge(r))
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	if err != nil {
 		return nil, err

@@ -20,14 +20,11 @@ func (s *Store) EvidenceSince(ctx context.Context, sessionID string, iter int) (
 	var out []graph.Evidence
 	err := s.read(ctx, "evidence since", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		const q = `MATCH (e:Evidence) WHERE e.session_id = $sid AND e.created_iter >= $iter
 MATCH (e)-[s:SUPPORTS]->(t:Task)
 WITH e, t ORDER BY coalesce(s.seq, 0), t.id
 RETURN ` + evidenceWire + `, collect(t.id)`
-		return each(ctx, tx, q, map[string]any{"sid": sessionID, "iter": int64(iter)}, func(r *driver.Record) error {
+		err := each(ctx, tx, q, map[string]any{"sid": sessionID, "iter": int64(iter)}, func(r *driver.Record) error {
 			e, err := evidenceRecord(r)
 			if err != nil {
 				return err
@@ -35,6 +32,10 @@ RETURN ` + evidenceWire + `, collect(t.id)`
 			out = append(out, e)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	if err != nil {
 		return nil, err

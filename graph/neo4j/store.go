@@ -342,6 +342,20 @@ func requireSession(ctx context.Context, tx driver.ManagedTransaction, sessionID
 	return matchSession(ctx, tx, sessionID, "MATCH (s:Session {id: $sid}) RETURN s.id")
 }
 
+// requireSessionUnless is a read's session check after its statement:
+// rows of the session's nodes show that it exists (a session and its
+// nodes are created in one transaction and removed in one), so the check
+// costs a round trip only when the read found nothing, to tell an unknown
+// session (ErrNotFound) from an empty answer. A read made about twenty of
+// these checks per iteration on the critical path, as Expand's walk rounds
+// did before they rode on their answers (shapeNodes).
+func requireSessionUnless(ctx context.Context, tx driver.ManagedTransaction, sessionID string, found bool) error {
+	if found {
+		return nil
+	}
+	return requireSession(ctx, tx, sessionID)
+}
+
 // lockSession takes the write lock of the session node, which serialises
 // the writes of one session, and fails with ErrNotFound when the session
 // does not exist.
@@ -462,7 +476,11 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session
 	return out, err
 }
 
-const taskReturn = `RETURN t, [(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
+const taskReturn = `RETURN t, ` + taskEdges
+
+// taskEdges are the columns of taskReturn after the node: its parent's id
+// and its dependencies' ids.
+const taskEdges = `[(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
 
 // taskRecord decodes a row of taskReturn's columns: the task node, its
 // parent's id and its dependencies' ids.
@@ -481,8 +499,14 @@ func taskRecord(r *driver.Record) (graph.Task, error) {
 // loadTasks streams the session's tasks matched by `match` (which binds t)
 // in Tasks order.
 func loadTasks(ctx context.Context, tx driver.ManagedTransaction, match string, params map[string]any) ([]graph.Task, error) {
+	return taskRows(ctx, tx, match+"\n"+taskReturn, params)
+}
+
+// taskRows runs a statement whose rows are taskReturn's columns and
+// returns its tasks in Tasks order.
+func taskRows(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any) ([]graph.Task, error) {
 	var ts []graph.Task
-	err := each(ctx, tx, match+"\n"+taskReturn, params, func(r *driver.Record) error {
+	err := each(ctx, tx, q, params, func(r *driver.Record) error {
 		t, err := taskRecord(r)
 		if err != nil {
 			return err
@@ -501,16 +525,80 @@ func allTasks(ctx context.Context, tx driver.ManagedTransaction, sessionID strin
 	return loadTasks(ctx, tx, "MATCH (t:Task {session_id: $sid})", map[string]any{"sid": sessionID})
 }
 
+// tasksForApply loads the session's tasks as PlanApply needs them for req:
+// whole when a create may be deduplicated, else with the embeddings of the
+// tasks graph.EmbeddingReads names only. The embeddings were most of what
+// Apply read: two lists of 384 tagged floats per task, 22 to 28 ms of an
+// Apply of 33 to 55 ms at 250 tasks (docs/neo4j.md, "Apply's task read").
+func tasksForApply(ctx context.Context, tx driver.ManagedTransaction, req graph.ApplyRequest) ([]graph.Task, error) {
+	all, named := graph.EmbeddingReads(req)
+	if all {
+		return allTasks(ctx, tx, req.SessionID)
+	}
+	whole := make([]any, len(named))
+	for i, short := range named {
+		whole[i] = short
+	}
+	return taskRows(ctx, tx, "MATCH (t:Task {session_id: $sid})\nRETURN CASE WHEN t.short_id IN $whole THEN t ELSE "+taskShape()+" END, "+taskEdges,
+		map[string]any{"sid": req.SessionID, "whole": whole})
+}
+
+// heldEvidence is the content hashes of req's evidence ops that the
+// session holds already, read in one statement: PlanApply's lookups were a
+// round trip each, an Apply of ten claims ten of them.
+func heldEvidence(ctx context.Context, tx driver.ManagedTransaction, req graph.ApplyRequest) (map[string]bool, error) {
+	hashOf := map[string]string{}
+	var ids []any
+	for _, op := range req.Ops {
+		if op.Kind != graph.OpEvidence || strings.TrimSpace(op.Content) == "" {
+			continue
+		}
+		h := graph.ContentHash(op.Content)
+		id := graph.EvidenceID(req.SessionID, h)
+		if _, ok := hashOf[id]; !ok {
+			hashOf[id] = h
+			ids = append(ids, id)
+		}
+	}
+	held := map[string]bool{}
+	if len(ids) == 0 {
+		return held, nil
+	}
+	err := each(ctx, tx, "UNWIND $ids AS id MATCH (e:Evidence {id: id}) WHERE e.session_id = $sid RETURN e.id",
+		map[string]any{"ids": ids, "sid": req.SessionID}, func(r *driver.Record) error {
+			id, _ := r.Values[0].(string)
+			held[hashOf[id]] = true
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("evidence lookup: %w", err)
+	}
+	return held, nil
+}
+
+// taskShape projects a task node without its embeddings: every property
+// taskProps writes but those two, so that a property added there is read
+// here too.
+func taskShape() string {
+	var keys []string
+	for k := range taskProps(graph.Task{}) {
+		if k != "embedding" && k != "result_embedding" {
+			keys = append(keys, "."+k)
+		}
+	}
+	slices.Sort(keys)
+	return "t {" + strings.Join(keys, ", ") + "}"
+}
+
 // Tasks returns the session's tasks ordered by (CreatedIter, ShortID).
 func (s *Store) Tasks(ctx context.Context, sessionID string) ([]graph.Task, error) {
 	var out []graph.Task
 	err := s.read(ctx, "tasks", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		if err := requireSession(ctx, tx, sessionID); err != nil {
+		var err error
+		if out, err = allTasks(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		var err error
-		out, err = allTasks(ctx, tx, sessionID)
-		return err
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	return out, err
 }
@@ -520,13 +608,13 @@ func (s *Store) Tasks(ctx context.Context, sessionID string) ([]graph.Task, erro
 func (s *Store) ReadySet(ctx context.Context, sessionID string) ([]graph.Task, error) {
 	var out []graph.Task
 	err := s.read(ctx, "ready set", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		var err error
 		out, err = loadTasks(ctx, tx, `MATCH (t:Task {session_id: $sid, status: 'PENDING'})
 WHERE NOT EXISTS { MATCH (t)-[:DEPENDS_ON]->(d:Task) WHERE d.status <> 'DONE' }`, map[string]any{"sid": sessionID})
-		return err
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	return out, err
 }
@@ -650,15 +738,15 @@ func (s *Store) Apply(ctx context.Context, req graph.ApplyRequest) (graph.ApplyR
 				return nil
 			}
 		}
-		ts, err := allTasks(ctx, tx, req.SessionID)
+		ts, err := tasksForApply(ctx, tx, req)
 		if err != nil {
 			return err
 		}
-		plan, err := graph.PlanApply(ts, func(h string) (bool, error) {
-			rec, err := single(ctx, tx, "MATCH (e:Evidence {id: $id}) WHERE e.session_id = $sid RETURN e.id",
-				map[string]any{"id": graph.EvidenceID(req.SessionID, h), "sid": req.SessionID})
-			return rec != nil, err
-		}, req)
+		held, err := heldEvidence(ctx, tx, req)
+		if err != nil {
+			return err
+		}
+		plan, err := graph.PlanApply(ts, func(h string) (bool, error) { return held[h], nil }, req)
 		if err != nil {
 			return err
 		}
@@ -1166,16 +1254,17 @@ func (s *Store) GetBlobs(ctx context.Context, sessionID string, keys []string) (
 	out := map[string][]byte{}
 	err := s.read(ctx, "get blobs", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		clear(out)
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		return each(ctx, tx, "MATCH (b:Blob {session_id: $sid}) WHERE b.key IN $keys RETURN b.key, b.data",
+		err := each(ctx, tx, "MATCH (b:Blob {session_id: $sid}) WHERE b.key IN $keys RETURN b.key, b.data",
 			map[string]any{"sid": sessionID, "keys": keys}, func(r *driver.Record) error {
 				k, _ := r.Values[0].(string)
 				data, err := blobBytes(k, r.Values[1])
 				out[k] = data
 				return err
 			})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
 	})
 	if err != nil {
 		return nil, err
@@ -1206,15 +1295,15 @@ func (s *Store) GetBlob(ctx context.Context, sessionID, key string) ([]byte, err
 	var out []byte
 	err := s.read(ctx, "get blob", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
 		rec, err := single(ctx, tx, "MATCH (b:Blob {session_id: $sid, key: $key}) RETURN b.data",
 			map[string]any{"sid": sessionID, "key": key})
 		if err != nil {
 			return err
 		}
 		if rec == nil {
+			if err := requireSession(ctx, tx, sessionID); err != nil {
+				return err
+			}
 			return fmt.Errorf("blob %q: %w", key, graph.ErrNotFound)
 		}
 		out, err = blobBytes(key, rec.Values[0])
@@ -1238,10 +1327,7 @@ func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[strin
 	var per map[string]int
 	err := s.read(ctx, "evidence counts", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		per = map[string]int{}
-		if err := requireSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		return each(ctx, tx, `MATCH (t:Task {session_id: $sid})
+		err := each(ctx, tx, `MATCH (t:Task {session_id: $sid})
 WITH t, COUNT { (t)<-[:SUPPORTS]-() } AS n WHERE n > 0
 RETURN t.short_id, n`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 			id, _ := r.Values[0].(string)
@@ -1249,6 +1335,10 @@ RETURN t.short_id, n`, map[string]any{"sid": sessionID}, func(r *driver.Record) 
 			per[id] = int(n)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(per) > 0)
 	})
 	if err != nil {
 		return nil, err
