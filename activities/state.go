@@ -166,7 +166,9 @@ func (a *Activities) Focus(ctx context.Context, in FocusInput) (ExpandResult, er
 	if err := a.SetStatus(ctx, StatusInput{SessionID: in.SessionID, Task: in.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
 		return ExpandResult{}, fmt.Errorf("focus: %w", err)
 	}
-	ex, _, err := a.syncExpand(ctx, in)
+	focused := make(chan struct{})
+	close(focused)
+	ex, _, err := a.syncExpand(ctx, in, focused)
 	return ex, err
 }
 

@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lethe-research/lethe/activities"
@@ -111,5 +112,11 @@ func TestLoopStepsReadNoTaskList(t *testing.T) {
 	v, err = env.ExecuteActivity(acts.Observe, activities.ObserveInput{SessionID: sid, Iteration: 2, Task: "b", SVDK: 2, MinEvidence: 2})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The status change runs beside the sync: when it fails, so does the
+	// view, with its error, and nothing waits for the walk.
+	_, err = env.ExecuteActivity(acts.FocusView, contract.FocusViewInput{Focus: contract.FocusInput{SessionID: sid, Iteration: 3, Task: "nope"}, Neighbour: 5})
+	if err == nil || !strings.Contains(err.Error(), "focus: set status nope") {
+		t.Fatalf("focus view of an unknown task: %v", err)
 	}
 }

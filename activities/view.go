@@ -104,12 +104,11 @@ func bestReady(ready []contract.ReadyTask, gapGoal float64, v contract.ViewParam
 // changes no SUPPORTS edge.
 func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) (contract.FocusViewResult, error) {
 	f := in.Focus
-	if err := a.SetStatus(ctx, StatusInput{SessionID: f.SessionID, Task: f.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
-		return contract.FocusViewResult{}, fmt.Errorf("focus: %w", err)
-	}
-	// The task neighbourhood is read beside the sync and the walk: it
-	// reads tasks, which neither changes, and after the status change,
-	// which it shows.
+	// The status change runs beside the sync, which reads and writes
+	// evidence only; the task neighbourhood and the walk start after it.
+	// The neighbourhood is read beside the sync and the walk: it reads
+	// tasks, which neither changes, and after the status change, which it
+	// shows.
 	var (
 		per     map[string]int
 		ex      ExpandResult
@@ -117,13 +116,18 @@ func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) 
 		outline []graph.TaskNode
 		omitted int
 	)
+	focused := make(chan struct{})
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
+		if err := a.SetStatus(gctx, StatusInput{SessionID: f.SessionID, Task: f.Task, From: []graph.Status{graph.Pending}, To: graph.Active}); err != nil {
+			return fmt.Errorf("focus: %w", err)
+		}
+		close(focused)
 		hood, outline, omitted, err = a.focusHood(gctx, f.SessionID, f.Task, in.Neighbour)
 		return err
 	})
 	g.Go(func() (err error) {
-		ex, per, err = a.syncExpand(gctx, f)
+		ex, per, err = a.syncExpand(gctx, f, focused)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -148,11 +152,11 @@ func (a *Activities) FocusView(ctx context.Context, in contract.FocusViewInput) 
 	return out, nil
 }
 
-// syncExpand is the rest of Focus after the status change: the SIMILAR_TO
-// sync beside the read of the per-task evidence counts (the sync does not
-// change them), then the walk, which needs both. It returns the counts,
-// which the view shows.
-func (a *Activities) syncExpand(ctx context.Context, f FocusInput) (ExpandResult, map[string]int, error) {
+// syncExpand is the rest of Focus: the SIMILAR_TO sync beside the read of
+// the per-task evidence counts (the sync does not change them), then, once
+// focused is closed (the task is ACTIVE), the walk, which needs both. It
+// returns the counts, which the view shows.
+func (a *Activities) syncExpand(ctx context.Context, f FocusInput, focused <-chan struct{}) (ExpandResult, map[string]int, error) {
 	var per map[string]int
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -169,6 +173,11 @@ func (a *Activities) syncExpand(ctx context.Context, f FocusInput) (ExpandResult
 	})
 	if err := g.Wait(); err != nil {
 		return ExpandResult{}, nil, err
+	}
+	select {
+	case <-focused:
+	case <-ctx.Done():
+		return ExpandResult{}, nil, ctx.Err()
 	}
 	ex, err := a.expand(ctx, ExpandInput{SessionID: f.SessionID, Task: f.Task, Context: f.Context, ChunkChars: f.ChunkChars}, per)
 	return ex, per, err
