@@ -346,9 +346,9 @@ func requireSession(ctx context.Context, tx driver.ManagedTransaction, sessionID
 // rows of the session's nodes show that it exists (a session and its
 // nodes are created in one transaction and removed in one), so the check
 // costs a round trip only when the read found nothing, to tell an unknown
-// session (ErrNotFound) from an empty answer. A read made about twenty of
-// these checks per iteration on the critical path, as Expand's walk rounds
-// did before they rode on their answers (shapeNodes).
+// session (ErrNotFound) from an empty answer. The loop's reads made about
+// twenty such checks an iteration, one after another; Expand's walk
+// rounds already rode on their answers (shapeNodes).
 func requireSessionUnless(ctx context.Context, tx driver.ManagedTransaction, sessionID string, found bool) error {
 	if found {
 		return nil
@@ -529,7 +529,8 @@ func allTasks(ctx context.Context, tx driver.ManagedTransaction, sessionID strin
 // whole when a create may be deduplicated, else with the embeddings of the
 // tasks graph.EmbeddingReads names only. The embeddings were most of what
 // Apply read: two lists of 384 tagged floats per task, 22 to 28 ms of an
-// Apply of 33 to 55 ms at 250 tasks (docs/neo4j.md, "Apply's task read").
+// Apply of 33 to 55 ms at the long benchmark's 332 tasks (docs/neo4j.md,
+// "Apply's task read").
 func tasksForApply(ctx context.Context, tx driver.ManagedTransaction, req graph.ApplyRequest) ([]graph.Task, error) {
 	all, named := graph.EmbeddingReads(req)
 	if all {
