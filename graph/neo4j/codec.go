@@ -18,11 +18,14 @@ import (
 // the wire. A list of 384 floats is 3.5 KB of Bolt and 384 boxed values
 // for the driver to decode; the packed copy is 1.5 KB and one copy
 // (docs/neo4j.md, "Embeddings on the wire"). Nodes an older binary wrote
-// have the list only, and every read falls back to it. Task embeddings
-// stay lists only: a task's embedding and result embedding are rewritten
-// (update, complete), and an older binary rewriting one during a rolling
-// upgrade would leave a packed copy stale. An evidence node's embedding is
-// never rewritten.
+// have the list only, and every read falls back to it.
+//
+// A task's embedding and result embedding are stored packed in the
+// property itself, with no list: no index reads them, and a second copy
+// could go stale, since they are rewritten (update, complete) and an
+// older binary rewriting one during a rolling upgrade writes the list
+// alone. In one property the last write wins whichever binary made it,
+// and asF32 reads both forms (as every binary since 3823b5f does).
 
 func f32list(v []float32) any {
 	if len(v) == 0 {
@@ -166,12 +169,12 @@ func taskProps(t graph.Task) map[string]any {
 		"short_id":         t.ShortID,
 		"description":      t.Description,
 		"embed_text":       t.EmbedText,
-		"embedding":        f32list(t.Embedding),
+		"embedding":        packF32(t.Embedding),
 		"status":           string(t.Status),
 		"depth":            int64(t.Depth),
 		"n_productive":     int64(t.NProductive),
 		"result_summary":   optString(t.ResultSummary),
-		"result_embedding": f32list(t.ResultEmbedding),
+		"result_embedding": packF32(t.ResultEmbedding),
 		"created_iter":     int64(t.CreatedIter),
 	}
 }

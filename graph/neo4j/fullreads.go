@@ -17,7 +17,7 @@ import (
 
 // TaskOutline returns every task's shape and status, in Tasks order.
 // Whether a task has a result embedding is whether it has the property
-// (an empty embedding is never stored: f32list): reading the property,
+// (an empty embedding is never stored: packF32): reading the property,
 // even for "IS NOT NULL", loaded every task's 384 values, half of the
 // statement's time at 100k evidence (10 against 5 ms for 332 tasks,
 // docs/long-session.md, "The walk's rounds split, and a cheaper outline").
@@ -134,7 +134,7 @@ func (s *Store) SetResultEmbeddings(ctx context.Context, sessionID string, embs 
 			case graph.Status(st) == graph.Failed:
 				return fmt.Errorf("task %q: %w", id, graph.ErrImmutable)
 			}
-			rows = append(rows, map[string]any{"id": graph.TaskID(sessionID, id), "emb": f32list(embs[id])})
+			rows = append(rows, map[string]any{"id": graph.TaskID(sessionID, id), "emb": packF32(embs[id])})
 		}
 		return run(ctx, tx, "UNWIND $rows AS row MATCH (t:Task {id: row.id}) SET t.result_embedding = row.emb", map[string]any{"rows": rows})
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,95 @@ func TestPackedEmbeddings(t *testing.T) {
 	if old := readEmbeddings(t, s, sid); !reflect.DeepEqual(old, packed) {
 		t.Errorf("reads without the packed copies differ from reads with them:\n%+v\n%+v", old.reads, packed.reads)
 	}
+}
+
+// TestPackedTaskEmbeddings: a task's embeddings are stored packed in the
+// properties themselves, with no second copy to go stale. A task an older
+// binary wrote or rewrote holds float lists there, and every read gives
+// the same vectors from either form, and the newest write whichever binary
+// made it.
+func TestPackedTaskEmbeddings(t *testing.T) {
+	cfg := serverConfig(t)
+	s := open(t, cfg)
+	cypher := cypherOf(t, cfg)
+	sid := fmt.Sprintf("packed-tasks-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
+	written := packedSession(t, s, sid)
+	params := map[string]any{"sid": sid}
+	rows := cypher(`MATCH (t:Task {session_id: $sid}) RETURN t.id, t.embedding, t.result_embedding, keys(t)`, params)
+	if len(rows) != 3 {
+		t.Fatalf("%d tasks, want 3", len(rows))
+	}
+	for _, r := range rows {
+		for i, key := range []string{"", "#result"} {
+			b, ok := r.Values[1+i].([]byte)
+			if want := written[r.Values[0].(string)+key]; !ok || len(b) != 4*len(want) {
+				t.Errorf("%v%s stored as %T of %d bytes, want %d packed bytes", r.Values[0], key, r.Values[1+i], len(b), 4*len(want))
+			}
+		}
+		for _, k := range r.Values[3].([]any) {
+			if strings.HasSuffix(k.(string), "_f32") {
+				t.Errorf("%v has a second copy %v", r.Values[0], k)
+			}
+		}
+	}
+	packed := readEmbeddings(t, s, sid)
+	for id, emb := range written {
+		if got := packed.vectors[id]; !reflect.DeepEqual(got, emb) {
+			t.Errorf("%s: read %v, wrote %v", id, head(got), head(emb))
+		}
+	}
+
+	// An older binary rewrites every task with lists of the same values.
+	for id, emb := range written {
+		prop, task := "embedding", id
+		if base, ok := strings.CutSuffix(id, "#result"); ok {
+			prop, task = "result_embedding", base
+		} else if strings.HasPrefix(id, "content:") {
+			continue
+		}
+		cypher("MATCH (t:Task {id: $id}) SET t."+prop+" = $list", map[string]any{"id": task, "list": floats(emb)})
+	}
+	if old := readEmbeddings(t, s, sid); !reflect.DeepEqual(old, packed) {
+		t.Errorf("reads of lists differ from reads of packed embeddings:\n%+v\n%+v", old.reads, packed.reads)
+	}
+
+	// Then it rewrites b's embedding with another vector, and this binary
+	// rewrites it after that: each read gives the newest.
+	b := graph.TaskID(sid, "b")
+	older := graphtest.Unit(5)
+	cypher("MATCH (t:Task {id: $id}) SET t.embedding = $list", map[string]any{"id": b, "list": floats(older)})
+	if got := taskEmbedding(t, s, sid, "b"); !reflect.DeepEqual(got, older) {
+		t.Errorf("after an older binary's rewrite: %v, want %v", head(got), head(older))
+	}
+	newer := graphtest.Unit(6)
+	res, err := s.Apply(t.Context(), graph.ApplyRequest{SessionID: sid, Key: "apply/2", Iteration: 2, ActiveTask: graph.RootShortID, Ops: []graph.Op{
+		{Kind: graph.OpUpdate, Task: "b", EmbedText: "b again", Embedding: newer},
+	}})
+	if err != nil || res.RolledBack {
+		t.Fatalf("apply: %+v, %v", res, err)
+	}
+	if got := taskEmbedding(t, s, sid, "b"); !reflect.DeepEqual(got, newer) {
+		t.Errorf("after this binary's rewrite: %v, want %v", head(got), head(newer))
+	}
+}
+
+func taskEmbedding(t *testing.T, s *neo4j.Store, sid, short string) []float32 {
+	t.Helper()
+	ts, err := s.TasksByIDs(t.Context(), sid, []string{short})
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("tasks by ids %s: %v, %v", short, ts, err)
+	}
+	return ts[0].Embedding
+}
+
+// floats is v as the float list an older binary stores.
+func floats(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
 }
 
 // packedSession writes a session of tasks and evidence whose embeddings

@@ -686,7 +686,7 @@ func (s *Store) SetResultEmbedding(ctx context.Context, sessionID, shortID strin
 		if t.Status == graph.Failed {
 			return fmt.Errorf("task %q: %w", shortID, graph.ErrImmutable)
 		}
-		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb", map[string]any{"id": t.ID, "emb": f32list(emb)})
+		return run(ctx, tx, "MATCH (t:Task {id: $id}) SET t.result_embedding = $emb", map[string]any{"id": t.ID, "emb": packF32(emb)})
 	})
 }
 
