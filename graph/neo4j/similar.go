@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -201,11 +202,21 @@ func (s *Store) SimilarEdges(ctx context.Context, sessionID string) ([]graph.Edg
 RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID})
 }
 
-// NearestEvidence labels the session's not yet indexed evidence, then asks
+// NearestEvidence labels the session's not yet indexed evidence and asks
 // the vector index for each query, widening k until the index returns an
 // item under the threshold (then every item over it, of any session, was
 // returned) or k passes vecMaxK (then it scans the session exactly).
 // Cosines are recomputed exactly from the returned embeddings.
+//
+// The labelling and the index queries run at once: in a sync at 100k
+// evidence the labelling took 18 ms before the first queries could start
+// (docs/neo4j.md, "Labelling beside the queries"). The queries may then
+// miss the nodes labelled now, so those are compared with every query
+// exactly, from the embeddings the labelling returns, and the answer is
+// the one the index would give once it holds them. When more nodes were
+// labelled than there are queries (the first call for a session), the
+// call scans the session exactly instead, as the index may not hold
+// them all yet.
 func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
 	out := make([][]graph.Neighbor, len(queries))
 	if len(queries) == 0 {
@@ -218,37 +229,65 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	if err := s.ensureVecIndex(ctx, dim); err != nil {
 		return nil, err
 	}
-	var labelled int64
-	q, done := s.labelQuery(sessionID, dim, "count(e)")
-	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		rec, err := single(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)})
-		if err != nil {
-			return err
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var labelled map[string][]float32
+	var lerr error
+	labelDone := make(chan struct{})
+	go func() {
+		defer close(labelDone)
+		if labelled, lerr = s.labelFresh(ctx, sessionID, dim); lerr != nil {
+			cancel() // the call fails: its queries need not finish
 		}
-		labelled, _ = rec.Values[0].(int64)
-		return requireSessionUnless(ctx, tx, sessionID, labelled > 0)
+	}()
+	out, qerr := s.nearestParts(qctx, sessionID, dim, queries, threshold)
+	<-labelDone
+	switch {
+	case lerr != nil:
+		return nil, lerr
+	case len(labelled) > len(queries):
+		return s.nearestScan(ctx, sessionID, dim, queries, threshold)
+	case qerr != nil:
+		return nil, qerr
+	}
+	for i, q := range queries {
+		if uq := graph.UnitVector(q); uq != nil && len(q) == dim {
+			out[i] = withExact(out[i], labelled, uq, threshold)
+		}
+	}
+	return out, nil
+}
+
+// withExact adds to an answer the items of cands over the threshold that
+// it lacks, in answer order.
+func withExact(answer []graph.Neighbor, cands map[string][]float32, uq []float64, threshold float64) []graph.Neighbor {
+	if len(cands) == 0 {
+		return answer
+	}
+	missing := maps.Clone(cands)
+	for _, n := range answer {
+		delete(missing, n.ID)
+	}
+	if len(missing) == 0 {
+		return answer
+	}
+	out := append(slices.Clone(answer), exactNeighbors(missing, uq, threshold)...)
+	slices.SortFunc(out, strongestFirst)
+	return out
+}
+
+// nearestScan answers the queries by an exact scan of the session.
+func (s *Store) nearestScan(ctx context.Context, sessionID string, dim int, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
+	var out [][]graph.Neighbor
+	err := s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		var err error
+		out, err = s.scanAll(ctx, tx, sessionID, dim, queries, threshold)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	done()
-	// Nodes labelled just now may not be in the index yet. The caller
-	// compares its own queries with each other; when more nodes than that
-	// were labelled (the first call for a session, or evidence the sync
-	// never queried), this call scans exactly instead.
-	scan := labelled > int64(len(queries))
-	if scan {
-		err = s.read(ctx, "nearest evidence", func(ctx context.Context, tx driver.ManagedTransaction) error {
-			var err error
-			out, err = s.scanAll(ctx, tx, sessionID, dim, queries, threshold)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-	return s.nearestParts(ctx, sessionID, dim, queries, threshold)
+	return out, nil
 }
 
 // nearestParts splits the queries into up to cfg.VectorStatements read
@@ -425,22 +464,23 @@ func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][
 }
 
 // labelFresh gives the session's evidence of dimension dim that has no
-// index label yet the label, and returns their embeddings.
-func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) ([][]float32, error) {
+// index label yet the label, and returns their embeddings by id.
+func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) (map[string][]float32, error) {
 	if err := s.ensureVecIndex(ctx, dim); err != nil {
 		return nil, err
 	}
-	var fresh [][]float32
+	var fresh map[string][]float32
 	q, done := s.labelQuery(sessionID, dim, "e.id, "+wireVec("e", "embedding"))
 	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		fresh = nil
+		fresh = map[string][]float32{}
 		err := each(ctx, tx, q,
 			map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
+				id, _ := r.Values[0].(string)
 				emb, err := asF32(r.Values[1])
 				if err != nil {
 					return fmt.Errorf("evidence %v: %w", r.Values[0], err)
 				}
-				fresh = append(fresh, emb)
+				fresh[id] = emb
 				return nil
 			})
 		if err != nil {
@@ -685,16 +725,19 @@ func exactNeighbors(cands map[string][]float32, uq []float64, threshold float64)
 			res = append(res, graph.Neighbor{ID: id, Cosine: c})
 		}
 	}
-	slices.SortFunc(res, func(a, b graph.Neighbor) int {
-		switch {
-		case a.Cosine > b.Cosine:
-			return -1
-		case a.Cosine < b.Cosine:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(res, strongestFirst)
 	return res
+}
+
+// strongestFirst orders neighbours by cosine, highest first, ties by id.
+func strongestFirst(a, b graph.Neighbor) int {
+	switch {
+	case a.Cosine > b.Cosine:
+		return -1
+	case a.Cosine < b.Cosine:
+		return 1
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
