@@ -52,7 +52,7 @@ type observeSetup struct {
 }
 
 func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation, observeStats, error) {
-	done, su, tasks, err := a.observeReads(ctx, in)
+	done, su, tasks, window, err := a.observeReads(ctx, in)
 	if err != nil || done != nil {
 		return done.obs(), observeStats{}, err
 	}
@@ -62,7 +62,7 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 		st        observeStats
 	)
 	if su.incremental() {
-		agg, held, nws, st, err = a.foldSince(ctx, su)
+		agg, held, nws, st, err = foldSince(su, window)
 	} else {
 		agg, held, nws, st, err = a.recomputeAll(ctx, su)
 	}
@@ -105,29 +105,59 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 
 // observeReads reads the iteration's signals blob (done: not nil when
 // this iteration was observed already, a retry after the commit), the
-// setup and the observed tasks, the three at once: on Neo4j each is a
-// round trip. The other two are wasted only on such a retry, whose answer
-// stands whatever they found.
-func (a *Activities) observeReads(ctx context.Context, in ObserveInput) (*signalsDoc, observeSetup, []graph.Task, error) {
+// setup, the observed tasks and the evidence of the novelty window, the
+// four at once: on Neo4j each is a round trip. The others are wasted only
+// on such a retry, whose answer stands whatever they found, and the
+// window when the path turns out cold (every RecomputeEvery iterations,
+// which read every row anyway).
+func (a *Activities) observeReads(ctx context.Context, in ObserveInput) (*signalsDoc, observeSetup, []graph.Task, windowRead, error) {
 	var (
 		done                 signalsDoc
 		found                bool
 		su                   observeSetup
 		tasks                []graph.Task
+		window               windowRead
 		errDone, errSu, errT error
 		wg                   sync.WaitGroup
 	)
 	wg.Go(func() { found, errDone = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done) })
 	wg.Go(func() { su, errSu = a.observeSetup(ctx, in) })
 	wg.Go(func() { tasks, errT = a.observedTasks(ctx, in.SessionID, in.Task) })
+	wg.Go(func() { window = a.readWindow(ctx, in) })
 	wg.Wait()
 	switch {
 	case errDone != nil:
-		return nil, su, nil, errDone
+		return nil, su, nil, window, errDone
 	case found:
-		return &done, su, nil, nil
+		return &done, su, nil, window, nil
 	}
-	return nil, su, tasks, errors.Join(errSu, errT)
+	return nil, su, tasks, window, errors.Join(errSu, errT)
+}
+
+// windowRead is the evidence of the novelty window (CreatedIter ≥
+// iteration − NoveltyWindow), or why it could not be read: an error the
+// incremental path reports and the cold path never needs.
+type windowRead struct {
+	from int
+	ev   []graph.Evidence
+	err  error
+}
+
+func (a *Activities) readWindow(ctx context.Context, in ObserveInput) windowRead {
+	w := windowRead{from: in.Iteration - signalParams(in).Incremental.WithDefaults().NoveltyWindow}
+	if w.ev, w.err = a.Store.EvidenceSince(ctx, in.SessionID, w.from); w.err != nil {
+		w.err = fmt.Errorf("observe evidence since %d: %w", w.from, w.err)
+	}
+	return w
+}
+
+// signalParams are the signal settings of an observation (an older
+// input without them: the defaults).
+func signalParams(in ObserveInput) algebra.SignalParams {
+	if in.Signals != nil {
+		return *in.Signals
+	}
+	return algebra.DefaultSignalParams()
 }
 
 // obs is the stored observation (nil: none).
@@ -162,21 +192,22 @@ func (a *Activities) observedTasks(ctx context.Context, sid, focus string) ([]gr
 // observeSetup reads the session and the previous blob and resolves the
 // settings (zero values of older inputs: the defaults).
 func (a *Activities) observeSetup(ctx context.Context, in ObserveInput) (observeSetup, error) {
-	s, err := a.Store.GetSession(ctx, in.SessionID)
-	if err != nil {
-		return observeSetup{}, fmt.Errorf("observe session: %w", err)
-	}
-	su := observeSetup{in: in, s: s, goal: algebra.ToFloat64(s.GoalQueryEmb), sp: algebra.DefaultSignalParams(),
+	su := observeSetup{in: in, sp: signalParams(in),
 		k: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), minE: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence)}
-	if in.Signals != nil {
-		su.sp = *in.Signals
+	var errS, errPrev error
+	var wg sync.WaitGroup // two round trips at once on Neo4j
+	wg.Go(func() { su.s, errS = a.Store.GetSession(ctx, in.SessionID) })
+	wg.Go(func() { su.prevOK, errPrev = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration-1), &su.prev) })
+	wg.Wait()
+	if errS != nil {
+		return observeSetup{}, fmt.Errorf("observe session: %w", errS)
 	}
+	if errPrev != nil {
+		return observeSetup{}, errPrev
+	}
+	su.goal = algebra.ToFloat64(su.s.GoalQueryEmb)
 	su.inc = su.sp.Incremental.WithDefaults()
 	su.d = len(su.goal)
-	su.prevOK, err = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration-1), &su.prev)
-	if err != nil {
-		return observeSetup{}, err
-	}
 	if su.prev.Agg != nil {
 		su.prev.Agg.SVD = joinSVD(su.prev.SVD, su.prev.Agg.SVD)
 	}
@@ -195,16 +226,16 @@ func (su observeSetup) incremental() bool {
 		su.in.Iteration-p.ColdIter < su.inc.RecomputeEvery && p.ColdIter < su.in.Iteration
 }
 
-// foldSince reads the evidence of the novelty window (CreatedIter ≥
-// iteration − NoveltyWindow), which includes everything created since the
-// previous observation (CreatedIter ≥ iteration: Observe is the last step
-// of an iteration), and folds the latter into the previous aggregates.
-func (a *Activities) foldSince(ctx context.Context, su observeSetup) (algebra.SignalState, [][]float64, [][]float64, observeStats, error) {
+// foldSince takes the evidence of the novelty window, which includes
+// everything created since the previous observation (CreatedIter ≥
+// iteration: Observe is the last step of an iteration), and folds the
+// latter into the previous aggregates.
+func foldSince(su observeSetup, w windowRead) (algebra.SignalState, [][]float64, [][]float64, observeStats, error) {
 	iter := su.in.Iteration
-	ev, err := a.Store.EvidenceSince(ctx, su.in.SessionID, iter-su.inc.NoveltyWindow)
-	if err != nil {
-		return algebra.SignalState{}, nil, nil, observeStats{}, fmt.Errorf("observe evidence since %d: %w", iter-su.inc.NoveltyWindow, err)
+	if w.err != nil {
+		return algebra.SignalState{}, nil, nil, observeStats{}, w.err
 	}
+	ev := w.ev
 	var rows [][]float64
 	var str []float64
 	for _, e := range ev {
@@ -213,7 +244,7 @@ func (a *Activities) foldSince(ctx context.Context, su observeSetup) (algebra.Si
 		}
 	}
 	agg := su.prev.Agg.Fold(rows, str, su.goal)
-	held, nws := noveltyRows(ev, iter, iter-su.inc.NoveltyWindow)
+	held, nws := noveltyRows(ev, iter, w.from)
 	return agg, held, nws, observeStats{path: "incremental", read: len(ev), folded: len(rows)}, nil
 }
 

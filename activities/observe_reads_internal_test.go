@@ -50,3 +50,38 @@ func TestObserveReadsAtOnce(t *testing.T) {
 		t.Fatalf("iteration 3 with the session read down: %v, want the store's error", err)
 	}
 }
+
+// sinceDown is a store whose EvidenceSince fails.
+type sinceDown struct {
+	graph.Store
+}
+
+func (sinceDown) EvidenceSince(context.Context, string, int) ([]graph.Evidence, error) {
+	return nil, errDown
+}
+
+// TestObserveWindowReadAtOnce: Observe reads the novelty window beside its
+// other reads, before it knows whether the path is incremental. Its error
+// fails an incremental observation only; a cold one (the first, or every
+// RecomputeEvery) reads every row and never needs the window.
+func TestObserveWindowReadAtOnce(t *testing.T) {
+	o := newObsSession(t, 32, 4)
+	o.add(t, 1, 10)
+	store := o.a.Store
+	o.a.Store = sinceDown{store}
+	inc := algebra.IncrementalParams{Keep: 3}
+	if _, st := o.observe(t, 1, inc); st.path != "cold" {
+		t.Fatalf("iteration 1 with the window read down: path %q, want cold", st.path)
+	}
+	o.add(t, 2, 10)
+	sp := algebra.DefaultSignalParams()
+	sp.Incremental = inc
+	in := ObserveInput{SessionID: o.sid, Iteration: 2, Task: graph.RootShortID, Signals: &sp}
+	if _, _, err := o.a.observe(t.Context(), in); !errors.Is(err, errDown) {
+		t.Fatalf("incremental iteration 2 with the window read down: %v, want the store's error", err)
+	}
+	o.a.Store = store
+	if _, st := o.observe(t, 2, inc); st.path != "incremental" {
+		t.Fatalf("iteration 2 with the store back: path %q, want incremental", st.path)
+	}
+}
