@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // NLI labels of SIMILAR_TO edges.
@@ -183,16 +184,25 @@ func SyncSimilar(ctx context.Context, s Store, sessionID string, p SimilarParams
 	if p.Threshold <= 0 || p.Threshold > 1 {
 		return st, fmt.Errorf("graph: sync similar: threshold %v outside (0,1]", p.Threshold)
 	}
-	mark, ok, err := loadMark(ctx, s, sessionID)
-	if err != nil {
-		return st, fmt.Errorf("graph: sync similar: %w", err)
+	// The count is read beside the watermark, before the new evidence:
+	// an item written between the count and that read makes the equation
+	// below fail and costs a full sync, never a missed item.
+	var (
+		mark         similarMark
+		ok           bool
+		total        int
+		errM, errCnt error
+		wg           sync.WaitGroup
+	)
+	wg.Go(func() { mark, ok, errM = loadMark(ctx, s, sessionID) })
+	wg.Go(func() { total, errCnt = s.EvidenceCount(ctx, sessionID) })
+	wg.Wait()
+	if errM != nil {
+		return st, fmt.Errorf("graph: sync similar: %w", errM)
 	}
 	if ok && !p.Full && mark.matches(p) {
-		// Count first: an item written between the two reads makes the
-		// equation fail and costs a full sync, never a missed item.
-		total, err := s.EvidenceCount(ctx, sessionID)
-		if err != nil {
-			return st, fmt.Errorf("graph: sync similar: count evidence: %w", err)
+		if errCnt != nil {
+			return st, fmt.Errorf("graph: sync similar: count evidence: %w", errCnt)
 		}
 		fresh, err := s.EvidenceSince(ctx, sessionID, mark.Iter)
 		if err != nil {

@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -44,6 +45,7 @@ type localCap struct {
 	byNode  map[string][]idPair // stored pairs of each loaded item
 	loaded  map[string]bool
 	queried int
+	preload <-chan error // the fresh items' edges, read beside the first round's queries
 }
 
 // syncLocal is the capped pair set after adding fresh (of which unseen
@@ -56,14 +58,20 @@ func syncLocal(ctx context.Context, s Store, sid string, p SimilarParams, dim in
 		stored: map[[2]string]Edge{}, byNode: map[string][]idPair{}, loaded: map[string]bool{}}
 	lc.join(unseen)
 	// Every new item is refined (a re-scored strength is rebased), also
-	// those the last sync already compared: their edges are read too.
+	// those the last sync already compared: their edges are read too,
+	// beside the first round's index queries, which do not need them.
 	ids := make([]string, len(fresh))
 	for i, e := range fresh {
 		ids[i] = e.ID
 	}
-	if err := lc.load(ctx, ids); err != nil {
-		return nil, nil, err
-	}
+	preload := make(chan error, 1)
+	go func() { preload <- lc.load(ctx, ids) }()
+	lc.preload = preload
+	defer func() { // a sync given up before its first round still waits for the read
+		if lc.preload != nil {
+			<-lc.preload
+		}
+	}()
 	bounded := p.bounded(st.Evidence)
 	cost, budget, displaced := 0, fullBudget(st.Evidence, p), 0
 	for {
@@ -129,7 +137,12 @@ func (lc *localCap) round(ctx context.Context, among bool, st *SimilarStats) err
 			}
 		}
 	}
-	if err := queryActive(ctx, lc.s, lc.sid, lc.p, lc.vecs, lc.raw, lc.order, lc.queried, among, add, st); err != nil {
+	err := queryActive(ctx, lc.s, lc.sid, lc.p, lc.vecs, lc.raw, lc.order, lc.queried, among, add, st)
+	if lc.preload != nil { // the first round: the fresh items' edges, read meanwhile
+		err = errors.Join(err, <-lc.preload)
+		lc.preload = nil
+	}
+	if err != nil {
 		return err
 	}
 	lc.queried = len(lc.order)
