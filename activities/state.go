@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/config"
@@ -181,14 +182,22 @@ func (a *Activities) Expand(ctx context.Context, in ExpandInput) (ExpandResult, 
 }
 
 func (a *Activities) expand(ctx context.Context, in ExpandInput, counts map[string]int) (ExpandResult, error) {
-	s, err := a.Store.GetSession(ctx, in.SessionID)
-	if err != nil {
-		return ExpandResult{}, fmt.Errorf("expand session: %w", err)
-	}
+	// The session (for its goal, at the end) is read beside the walk's
+	// first round: a round trip each on Neo4j.
+	var (
+		s    graph.Session
+		errS error
+		wg   sync.WaitGroup
+	)
+	wg.Go(func() { s, errS = a.Store.GetSession(ctx, in.SessionID) })
 	def := config.Defaults()
 	c := contextOf(in.Context, def.Context)
 	sel := graph.TaskID(in.SessionID, in.Task)
 	ev, pr, idx, stats, err := localPPR(ctx, a.Store, in.SessionID, sel, c, counts)
+	wg.Wait()
+	if errS != nil {
+		return ExpandResult{}, fmt.Errorf("expand session: %w", errS)
+	}
 	if err != nil {
 		return ExpandResult{}, err
 	}
