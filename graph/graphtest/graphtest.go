@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Similar/LocalEqualsFull", testSyncLocalEqualsFull},
 		{"Similar/LocalDeferredLabels", testSyncLocalDeferredLabels},
 		{"Similar/LocalCrashBeforeMark", testSyncLocalCrashBeforeMark},
+		{"Similar/LocalReadsFail", testSyncLocalReadsFail},
 		{"Similar/StrengthShardsMigrate", testStrengthShardsMigrate},
 		{"Similar/StrengthShardsJSON", testStrengthShardsJSON},
 		{"Blobs", testBlobs},

@@ -6,6 +6,7 @@ package graphtest
 // crash between its commit and its watermark.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -295,4 +296,65 @@ func testStrengthShardsJSON(t *testing.T, s graph.Store) {
 			t.Fatalf("shard %s rewritten though no record changed", k)
 		}
 	}
+}
+
+// readsFail is a store whose SimilarEdgesOf or NearestEvidence fails.
+type readsFail struct {
+	graph.Store
+	edges, nearest bool
+}
+
+var errReadDown = errors.New("store read down")
+
+func (r readsFail) SimilarEdgesOf(ctx context.Context, sid string, ids []string) ([]graph.Edge, error) {
+	if r.edges {
+		return nil, errReadDown
+	}
+	return r.Store.SimilarEdgesOf(ctx, sid, ids)
+}
+
+func (r readsFail) NearestEvidence(ctx context.Context, sid string, qs [][]float32, threshold float64) ([][]graph.Neighbor, error) {
+	if r.nearest {
+		return nil, errReadDown
+	}
+	return r.Store.NearestEvidence(ctx, sid, qs, threshold)
+}
+
+// testSyncLocalReadsFail: the local sync reads the new items' stored edges
+// beside its first index queries. Either read failing fails the sync with
+// its error, changes no edge and leaves the watermark, and the next sync
+// ends as one that never failed.
+func testSyncLocalReadsFail(t *testing.T, s graph.Store) {
+	ctx := ctxOf(t)
+	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
+	sid, twin := newSession(t, s), newSession(t, s)
+	for _, id := range []string{sid, twin} {
+		addEv(t, s, id, "w0", clusteredItems(5, 40, 1, "c0")...)
+		if _, err := graph.SyncSimilar(ctx, s, id, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		addEv(t, s, id, "w1", clusteredItems(6, 12, 2, "c1")...)
+	}
+	before := edges(t, s, sid, graph.SimilarTo)
+	mark, err := s.GetBlob(ctx, sid, graph.SimilarMarkBlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, down := range []readsFail{{Store: s, edges: true}, {Store: s, nearest: true}, {Store: s, edges: true, nearest: true}} {
+		if _, err := graph.SyncSimilar(ctx, down, sid, p, nil); !errors.Is(err, errReadDown) {
+			t.Fatalf("sync with edges down %v, index down %v: %v, want the store's error", down.edges, down.nearest, err)
+		}
+		if after := edges(t, s, sid, graph.SimilarTo); !slices.Equal(after, before) {
+			t.Fatalf("a failed sync changed the edges: %d before, %d after", len(before), len(after))
+		}
+		if now, err := s.GetBlob(ctx, sid, graph.SimilarMarkBlob); err != nil || string(now) != string(mark) {
+			t.Fatalf("a failed sync moved the watermark (err %v)", err)
+		}
+	}
+	for _, id := range []string{sid, twin} {
+		if st, err := graph.SyncSimilar(ctx, s, id, p, nil); err != nil || !(st.Incremental && st.Local) {
+			t.Fatalf("sync after the failures: %+v, %v", st, err)
+		}
+	}
+	sameSimilar(t, s, 1, sid, twin)
 }
