@@ -528,9 +528,9 @@ func allTasks(ctx context.Context, tx driver.ManagedTransaction, sessionID strin
 // tasksForApply loads the session's tasks as PlanApply needs them for req:
 // whole when a create may be deduplicated, else with the embeddings of the
 // tasks graph.EmbeddingReads names only. The embeddings were most of what
-// Apply read: two lists of 384 tagged floats per task, 22 to 28 ms of an
-// Apply of 33 to 55 ms at the long benchmark's 332 tasks (docs/neo4j.md,
-// "Apply's task read").
+// Apply read when they were float lists (22 to 28 ms of an Apply of 33 to
+// 55 ms at the long benchmark's 332 tasks); packed, they still are the
+// read's largest part (docs/neo4j.md, "Apply's task read").
 func tasksForApply(ctx context.Context, tx driver.ManagedTransaction, req graph.ApplyRequest) ([]graph.Task, error) {
 	all, named := graph.EmbeddingReads(req)
 	if all {
