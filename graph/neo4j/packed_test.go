@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethe-research/lethe/algebra"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/graphtest"
 	"github.com/lethe-research/lethe/graph/neo4j"
@@ -96,7 +97,7 @@ func TestPackedTaskEmbeddings(t *testing.T) {
 		} else if strings.HasPrefix(id, "content:") {
 			continue
 		}
-		cypher("MATCH (t:Task {id: $id}) SET t."+prop+" = $list", map[string]any{"id": task, "list": floats(emb)})
+		cypher("MATCH (t:Task {id: $id}) SET t."+prop+" = $list", map[string]any{"id": task, "list": algebra.ToFloat64(emb)})
 	}
 	if old := readEmbeddings(t, s, sid); !reflect.DeepEqual(old, packed) {
 		t.Errorf("reads of lists differ from reads of packed embeddings:\n%+v\n%+v", old.reads, packed.reads)
@@ -106,7 +107,7 @@ func TestPackedTaskEmbeddings(t *testing.T) {
 	// rewrites it after that: each read gives the newest.
 	b := graph.TaskID(sid, "b")
 	older := graphtest.Unit(5)
-	cypher("MATCH (t:Task {id: $id}) SET t.embedding = $list", map[string]any{"id": b, "list": floats(older)})
+	cypher("MATCH (t:Task {id: $id}) SET t.embedding = $list", map[string]any{"id": b, "list": algebra.ToFloat64(older)})
 	if got := taskEmbedding(t, s, sid, "b"); !reflect.DeepEqual(got, older) {
 		t.Errorf("after an older binary's rewrite: %v, want %v", head(got), head(older))
 	}
@@ -129,15 +130,6 @@ func taskEmbedding(t *testing.T, s *neo4j.Store, sid, short string) []float32 {
 		t.Fatalf("tasks by ids %s: %v, %v", short, ts, err)
 	}
 	return ts[0].Embedding
-}
-
-// floats is v as the float list an older binary stores.
-func floats(v []float32) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
 }
 
 // packedSession writes a session of tasks and evidence whose embeddings
