@@ -298,10 +298,25 @@ func testStrengthShardsJSON(t *testing.T, s graph.Store) {
 	}
 }
 
-// readsFail is a store whose SimilarEdgesOf or NearestEvidence fails.
+// readsFail is a store whose SimilarEdgesOf, NearestEvidence,
+// EvidenceByIDs or GetBlobs fails.
 type readsFail struct {
 	graph.Store
-	edges, nearest bool
+	edges, nearest, byIDs, blobs bool
+}
+
+func (r readsFail) EvidenceByIDs(ctx context.Context, sid string, ids []string) ([]graph.Evidence, error) {
+	if r.byIDs {
+		return nil, errReadDown
+	}
+	return r.Store.EvidenceByIDs(ctx, sid, ids)
+}
+
+func (r readsFail) GetBlobs(ctx context.Context, sid string, keys []string) (map[string][]byte, error) {
+	if r.blobs {
+		return nil, errReadDown
+	}
+	return r.Store.GetBlobs(ctx, sid, keys)
 }
 
 var errReadDown = errors.New("store read down")
@@ -321,9 +336,10 @@ func (r readsFail) NearestEvidence(ctx context.Context, sid string, qs [][]float
 }
 
 // testSyncLocalReadsFail: the local sync reads the new items' stored edges
-// beside its first index queries. Either read failing fails the sync with
-// its error, changes no edge and leaves the watermark, and the next sync
-// ends as one that never failed.
+// beside its first index queries, and the refined items beside their
+// strength records. Any of these reads failing fails the sync with its
+// error, changes no edge and leaves the watermark, and the next sync ends
+// as one that never failed.
 func testSyncLocalReadsFail(t *testing.T, s graph.Store) {
 	ctx := ctxOf(t)
 	p := graph.SimilarParams{Threshold: 0.9, MaxPerNode: 3}
@@ -340,9 +356,11 @@ func testSyncLocalReadsFail(t *testing.T, s graph.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, down := range []readsFail{{Store: s, edges: true}, {Store: s, nearest: true}, {Store: s, edges: true, nearest: true}} {
+	for _, down := range []readsFail{{Store: s, edges: true}, {Store: s, nearest: true}, {Store: s, edges: true, nearest: true},
+		{Store: s, blobs: true}, {Store: s, byIDs: true}, {Store: s, blobs: true, byIDs: true}} {
 		if _, err := graph.SyncSimilar(ctx, down, sid, p, nil); !errors.Is(err, errReadDown) {
-			t.Fatalf("sync with edges down %v, index down %v: %v, want the store's error", down.edges, down.nearest, err)
+			t.Fatalf("sync with edges down %v, index down %v, evidence down %v, blobs down %v: %v, want the store's error",
+				down.edges, down.nearest, down.byIDs, down.blobs, err)
 		}
 		if after := edges(t, s, sid, graph.SimilarTo); !slices.Equal(after, before) {
 			t.Fatalf("a failed sync changed the edges: %d before, %d after", len(before), len(after))
