@@ -132,20 +132,8 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		}
 	}
 	r.labels = []string{"size", fmt.Sprint(n), "phase", "steady"}
-	for range iters {
-		t, err := r.iterate(ctx, st, s)
-		if err != nil {
-			return p, err
-		}
-		p.timings = append(p.timings, t)
-		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d %s %v\n", backend, n, s.iter, t.total().Round(time.Millisecond), t.step)
-		if o.timeline {
-			fmt.Fprint(os.Stderr, r.timer.timeline(fmt.Sprintf("of iteration %d (focus %s)", s.iter, t.task)))
-		}
-	}
-	if r.timer != nil {
-		p.calls = r.timer.report(fmt.Sprintf("%s at %d", backend, n), iters)
-		fmt.Fprint(os.Stderr, p.calls)
+	if err := r.steady(ctx, o, st, s, &p, iters); err != nil {
+		return p, err
 	}
 	if o.ingest > 0 && len(p.timings) > 0 {
 		r.labels = []string{"size", fmt.Sprint(n), "phase", "ingest"}
@@ -199,4 +187,41 @@ func warmups(o options, cfg config.Config) int {
 		return o.warmup
 	}
 	return cfg.Algebra.SignalParams().Incremental.WithDefaults().NoveltyWindow
+}
+
+// steady runs the timed iterations into p, each with its setting of
+// -alternate (armOf), and the reports of -calls and -alternate.
+func (r *runner) steady(ctx context.Context, o options, st graph.Store, s *session, p *point, iters int) error {
+	base := r.cfg
+	defer func() { r.cfg = base }()
+	arms, err := o.alt.configs(base)
+	if err != nil {
+		return err
+	}
+	for i := range iters {
+		arm, setting := 0, ""
+		if len(arms) > 0 {
+			arm = armOf(i, len(arms))
+			r.cfg, setting = arms[arm], fmt.Sprintf(" (%s=%s)", o.alt.key, o.alt.values[arm])
+		}
+		t, err := r.iterate(ctx, st, s)
+		if err != nil {
+			return err
+		}
+		t.arm = arm
+		p.timings = append(p.timings, t)
+		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d%s %s %v\n", p.backend, p.n, s.iter, setting, t.total().Round(time.Millisecond), t.step)
+		if o.timeline {
+			fmt.Fprint(os.Stderr, r.timer.timeline(fmt.Sprintf("of iteration %d (focus %s)", s.iter, t.task)))
+		}
+	}
+	if r.timer != nil {
+		p.calls = r.timer.report(fmt.Sprintf("%s at %d", p.backend, p.n), iters)
+		fmt.Fprint(os.Stderr, p.calls)
+	}
+	if len(arms) > 0 {
+		p.arms = renderArms(o.alt, p.timings)
+		fmt.Fprint(os.Stderr, p.arms)
+	}
+	return nil
 }

@@ -36,6 +36,8 @@ type timing struct {
 	cpu time.Duration
 	// task is the task the iteration focused.
 	task string
+	// arm is the setting of -alternate the iteration ran with.
+	arm int
 }
 
 func (t timing) total() time.Duration {

@@ -11,7 +11,9 @@
 //
 //	go run ./bench/long -neo4j bolt://127.0.0.1:7687
 //
-// A backend that cannot be reached is skipped with a message.
+// A backend that cannot be reached is skipped with a message. With
+// -alternate key=v1,v2 the timed iterations take a session config key's
+// values in turn, and a table per value follows.
 package main
 
 import (
@@ -54,6 +56,7 @@ type options struct {
 	timeline bool
 	walk     int
 	vecStmts int
+	alt      alternate
 }
 
 func main() {
@@ -97,12 +100,17 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
 	fs.IntVar(&o.walk, "walk-cache-mib", config.Defaults().Graph.Neo4jWalkCacheMiB, "Neo4j store: MiB the walk cache may hold (graph.neo4j_walk_cache_mib; 0: off, as before it existed)")
 	fs.IntVar(&o.vecStmts, "vector-statements", config.Defaults().Graph.Neo4jVectorStatements, "Neo4j store: read transactions at once of a sync's vector queries (graph.neo4j_vector_statements; 1: one, as before it existed)")
+	alt := fs.String("alternate", "", "key=value,value[,...]: the session config key (as in config/params.go) takes the values in turn over the timed iterations, and a table by value follows (compare settings in one process on one database)")
 	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
 	fs.BoolVar(&o.timeline, "timeline", false, "print each timed iteration's store calls in the order they started, with their start in the step and their time (implies -calls)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.calls = o.calls || o.timeline
+	var err error
+	if o.alt, err = parseAlternate(*alt); err != nil {
+		return o, err
+	}
 	prev := 0
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

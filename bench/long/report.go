@@ -74,6 +74,7 @@ func renderTable(o options, pts []point) string {
 	}
 	for _, p := range pts {
 		b.WriteString(p.calls)
+		b.WriteString(p.arms)
 	}
 	return b.String()
 }

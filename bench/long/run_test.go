@@ -243,3 +243,18 @@ func TestRunCalls(t *testing.T) {
 		t.Errorf("Focus's sum %v is below its walk's %v", all, walk)
 	}
 }
+
+// With -alternate, the timed iterations take the settings in turn and
+// long.md has a row per setting with its number of iterations.
+func TestRunAlternate(t *testing.T) {
+	md := runLong(t, t.TempDir(), "-sizes", "60", "-iters", "5", "-warmup", "0", "-dim", "32", "-backends", "embedded", "-ingest", "0",
+		"-alternate", "algebra.similar_cascade_items=64,0")
+	for _, want := range []string{"Store work by setting of `algebra.similar_cascade_items`", "| 64 | 3 |", "| 0 | 2 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("long.md lacks %q:\n%s", want, md)
+		}
+	}
+	if _, err := parseFlags([]string{"-alternate", "algebra.similar_cascade_items=64"}); err == nil {
+		t.Error("-alternate with one value accepted")
+	}
+}

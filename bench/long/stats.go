@@ -32,6 +32,7 @@ type point struct {
 	tols     []tolRow
 	ingests  []time.Duration // research Ingest calls (-ingest)
 	calls    string          // the store calls of the timed iterations (-calls)
+	arms     string          // the timed iterations by setting (-alternate)
 }
 
 // stat is the median and p90 of one step (or the total, step "total").
