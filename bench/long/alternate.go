@@ -34,8 +34,15 @@ func parseAlternate(s string) (alternate, error) {
 	if !ok || a.key == "" || len(a.values) < 2 {
 		return alternate{}, fmt.Errorf("-alternate %q: want key=value,value[,...]", s)
 	}
+	if section, _, _ := strings.Cut(a.key, "."); !perIteration[section] {
+		return alternate{}, fmt.Errorf("-alternate %s: the iterations read only the algebra, context, loop and research settings (the store's are flags, set once)", a.key)
+	}
 	return a, nil
 }
+
+// perIteration are the config sections the benchmark's iterations build
+// their inputs from; another key would change nothing.
+var perIteration = map[string]bool{"algebra": true, "context": true, "loop": true, "research": true}
 
 // configs is cfg with the key set to each value in turn, each validated.
 func (a alternate) configs(cfg config.Config) ([]config.Config, error) {

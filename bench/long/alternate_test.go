@@ -17,7 +17,7 @@ func TestParseAlternate(t *testing.T) {
 	if a, err := parseAlternate(""); err != nil || a.key != "" {
 		t.Fatalf("empty: %+v, %v", a, err)
 	}
-	for _, bad := range []string{"algebra.svd_k", "algebra.svd_k=3", "=1,2", "algebra.svd_k=3,"} {
+	for _, bad := range []string{"algebra.svd_k", "algebra.svd_k=3", "=1,2", "algebra.svd_k=3,", "graph.neo4j_vector_statements=1,2"} {
 		if _, err := parseAlternate(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
@@ -37,8 +37,11 @@ func TestAlternateConfigs(t *testing.T) {
 	if cs[1].Algebra.SimilarThreshold != base.Algebra.SimilarThreshold || base.Algebra.SimilarCascade != config.Defaults().Algebra.SimilarCascade {
 		t.Fatal("another key changed, or the base did")
 	}
-	for _, bad := range []string{"algebra.no_such_key=1,2", "nosection.x=1,2", "algebra.similar_cascade_items=-1,2"} {
-		a, _ := parseAlternate(bad)
+	for _, bad := range []string{"algebra.no_such_key=1,2", "algebra.similar_cascade_items=-1,2", "algebra.similar_cascade_items=x,2"} {
+		a, err := parseAlternate(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := a.configs(base); err == nil {
 			t.Errorf("%q: configs without an error", bad)
 		}
