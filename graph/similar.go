@@ -68,6 +68,10 @@ type SimilarParams struct {
 	// incremental sync (tests compare the two; an operator can repair a
 	// session with it).
 	Full bool
+	// Requery asks the index again for the items a sync displaces even
+	// where the store keeps their pairs (Store.KeepsPairs; tests compare
+	// the two ways).
+	Requery bool
 	// ExactMax is the session size (evidence items) up to which every
 	// sync is exact: the incremental sync follows the degree cap's cascade
 	// to its end, and falls back to the full sync when that would cost
@@ -232,7 +236,7 @@ func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, n
 	}
 
 	// Phase 1: prepare.
-	out, todo := prepareSimilar(evs, old, p, &st)
+	out, todo, pairs := prepareSimilar(evs, old, p, &st)
 
 	// Phase 2: classify.
 	if nli != nil && len(todo) > 0 {
@@ -245,6 +249,9 @@ func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, n
 	// committed together.
 	p.progress()
 	w := Writes{SimilarScope: make([]string, len(evs)), Similar: out, RecountEvidence: true}
+	if s.KeepsPairs() {
+		w.Pairs, w.ResetPairs = pairs, true
+	}
 	for i := range evs {
 		w.SimilarScope[i] = evs[i].ID
 	}
@@ -254,6 +261,7 @@ func syncFull(ctx context.Context, s Store, sessionID string, p SimilarParams, n
 	if dim := unitDim(evs); dim > 0 {
 		m := newMark(p, dim, len(evs), evs, similarMark{})
 		m.Counted, m.Edges, m.Unlabelled = true, len(out), unlabelled(out)
+		m.Pairs = w.ResetPairs
 		if err := putMark(&w, m); err != nil {
 			return st, fmt.Errorf("graph: sync similar: %w", err)
 		}
@@ -282,15 +290,21 @@ func commitSync(ctx context.Context, s Store, sessionID string, w Writes, st *Si
 
 // prepareSimilar is phase 1 of SyncSimilar: the capped SIMILAR_TO edges in
 // canonical (From < To) form, with the labels a previous sync already paid
-// the classifier for, and the indexes into the edges that still need one.
-func prepareSimilar(evs []Evidence, old []Edge, p SimilarParams, st *SimilarStats) ([]Edge, []int) {
+// the classifier for, the indexes into the edges that still need one, and
+// every pair over the threshold (kept or not), for a store that keeps them.
+func prepareSimilar(evs []Evidence, old []Edge, p SimilarParams, st *SimilarStats) ([]Edge, []int, []Edge) {
 	items := unitRows(evs)
 	st.Evidence = len(items.vec)
 	cands, clusters, compared := similarPairs(items, p)
 	st.Clusters, st.Compared = clusters, compared
+	pairs := make([]Edge, len(cands))
+	for k, c := range cands {
+		pairs[k] = Edge{From: evs[items.idx[c.i]].ID, To: evs[items.idx[c.j]].ID, Kind: SimilarTo, Weight: c.cos}
+	}
 	edges := capByID(evs, items, cands, p.MaxPerNode)
 	st.Edges = len(edges)
-	return reuseLabels(evs, items, edges, old, st)
+	out, todo := reuseLabels(evs, items, edges, old, st)
+	return out, todo, pairs
 }
 
 // reuseLabels turns candidates into edges and carries over the label of an

@@ -20,10 +20,10 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 	st := SimilarStats{Evidence: total, New: len(fresh), Incremental: true, Local: local}
 	unseen := unseenSince(fresh, mark)
 	var kept []idPair
-	var stored []Edge
+	var stored, found []Edge
 	var err error
 	if local {
-		kept, stored, err = syncLocal(ctx, s, sessionID, p, mark.Dim, fresh, unseen, &st)
+		kept, stored, found, err = syncLocal(ctx, s, sessionID, p, mark, fresh, unseen, &st)
 	} else {
 		// Unlabelled edges anywhere in the session wait for the classifier
 		// (MaxClassify, an outage), or the mark predates its counts: the
@@ -49,7 +49,7 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 	}
 	scope, write := changedScope(stored, out)
 	p.progress()
-	w := Writes{SimilarScope: scope, Similar: write}
+	w := Writes{SimilarScope: scope, Similar: write, Pairs: found}
 	affected := slices.Clone(scope)
 	for _, e := range fresh { // all of them: a re-scored strength is rebased (conformance)
 		affected = append(affected, e.ID)
@@ -59,6 +59,9 @@ func syncIncremental(ctx context.Context, s Store, sessionID string, p SimilarPa
 	}
 	next := newMark(p, mark.Dim, total, fresh, mark)
 	next.Counted, next.Edges, next.Unlabelled = true, len(out), unlabelled(out)
+	// The store's pairs stay complete when this sync wrote what it found
+	// (the local sync, on a store that keeps them).
+	next.Pairs = mark.Pairs && local && s.KeepsPairs()
 	if local { // out and stored cover the same part of the graph
 		next.Edges += mark.Edges - len(stored)
 		next.Unlabelled += mark.Unlabelled - unlabelled(stored)

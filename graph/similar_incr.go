@@ -39,6 +39,12 @@ type similarMark struct {
 	Counted    bool `json:"counted,omitempty"`
 	Edges      int  `json:"edges,omitempty"`
 	Unlabelled int  `json:"unlabelled,omitempty"`
+	// Pairs says the store holds every pair over the threshold of the
+	// session's compared evidence (Writes.Pairs): set by a full sync on a
+	// store that keeps pairs, kept by each sync that writes the pairs it
+	// found. A local sync then reads a displaced item's pairs instead of
+	// querying the index for them.
+	Pairs bool `json:"pairs,omitempty"`
 }
 
 // matches says whether the edges recorded under m were computed with p;

@@ -46,16 +46,33 @@ type localCap struct {
 	loaded  map[string]bool
 	queried int
 	preload <-chan error // the fresh items' edges, read beside the first round's queries
+	// pairs says the store holds every pair of the session's items over
+	// the threshold (similarMark.Pairs): a displaced item joins A from its
+	// stored pairs, without an index query. found are the pairs the
+	// sync's queries found, for a store that keeps them (nil otherwise).
+	pairs bool
+	found []Edge
 }
 
 // syncLocal is the capped pair set after adding fresh (of which unseen
 // were never compared), computed around them. It returns the pairs of the result that touch a loaded item (an
 // item whose stored edges were read) and those stored edges: the two
 // cover the same part of the graph, so their difference is the sync's.
-func syncLocal(ctx context.Context, s Store, sid string, p SimilarParams, dim int, fresh, unseen []Evidence, st *SimilarStats) ([]idPair, []Edge, error) {
-	lc := &localCap{s: s, sid: sid, p: p, dim: dim, active: map[string]bool{}, vecs: map[string][]float64{},
+func syncLocal(ctx context.Context, s Store, sid string, p SimilarParams, mark similarMark, fresh, unseen []Evidence, st *SimilarStats) ([]idPair, []Edge, []Edge, error) {
+	lc := &localCap{s: s, sid: sid, p: p, dim: mark.Dim, active: map[string]bool{}, vecs: map[string][]float64{},
 		raw: map[string][]float32{}, cut: map[string]bool{}, cand: map[[2]string]float64{},
-		stored: map[[2]string]Edge{}, byNode: map[string][]idPair{}, loaded: map[string]bool{}}
+		stored: map[[2]string]Edge{}, byNode: map[string][]idPair{}, loaded: map[string]bool{},
+		pairs: mark.Pairs && s.KeepsPairs() && !p.Requery}
+	if s.KeepsPairs() {
+		lc.found = []Edge{}
+	}
+	kept, stored, err := lc.run(ctx, fresh, unseen, st)
+	return kept, stored, lc.found, err
+}
+
+// run is syncLocal's cascade.
+func (lc *localCap) run(ctx context.Context, fresh, unseen []Evidence, st *SimilarStats) ([]idPair, []Edge, error) {
+	s, sid, p := lc.s, lc.sid, lc.p
 	lc.join(unseen)
 	// Every new item is refined (a re-scored strength is rebased), also
 	// those the last sync already compared: their edges are read too,
@@ -100,6 +117,12 @@ func syncLocal(ctx context.Context, s Store, sid string, p SimilarParams, dim in
 			}
 			return lc.localEdges(kept), lc.storedEdges(), nil
 		}
+		if lc.pairs {
+			if err := lc.admitPairs(ctx, changed); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		evs, err := s.EvidenceByIDs(ctx, sid, changed)
 		if err != nil {
 			return nil, nil, fmt.Errorf("graph: sync similar: read displaced evidence: %w", err)
@@ -111,6 +134,27 @@ func syncLocal(ctx context.Context, s Store, sid string, p SimilarParams, dim in
 			}
 		}
 	}
+}
+
+// admitPairs makes the displaced items ids members of A from their
+// stored pairs, which the store holds whole (lc.pairs), instead of asking
+// the index for them again.
+func (lc *localCap) admitPairs(ctx context.Context, ids []string) error {
+	ps, err := lc.s.SimilarPairsOf(ctx, lc.sid, ids)
+	if err != nil {
+		return fmt.Errorf("graph: sync similar: read displaced pairs: %w", err)
+	}
+	for _, e := range ps {
+		if k := pairKey(e.From, e.To); e.From != e.To {
+			if _, ok := lc.cand[k]; !ok {
+				lc.cand[k] = e.Weight
+			}
+		}
+	}
+	for _, id := range ids {
+		lc.active[id] = true
+	}
+	return nil
 }
 
 // join adds items with a usable embedding of the sync's dimension to A.
@@ -132,6 +176,9 @@ func (lc *localCap) join(evs []Evidence) {
 func (lc *localCap) round(ctx context.Context, among bool, st *SimilarStats) error {
 	add := func(a, b string, w float64) {
 		if k := pairKey(a, b); a != b {
+			if lc.found != nil {
+				lc.found = append(lc.found, Edge{From: k[0], To: k[1], Kind: SimilarTo, Weight: w})
+			}
 			if _, ok := lc.cand[k]; !ok {
 				lc.cand[k] = w
 			}

@@ -14,6 +14,10 @@ var ErrNotFound = errors.New("graph: not found")
 // ErrImmutable is returned when a write targets a FAILED task.
 var ErrImmutable = errors.New("graph: task is FAILED and immutable")
 
+// ErrNoPairs is SimilarPairsOf's answer from a store that does not keep
+// the sync's pairs (Store.KeepsPairs), and Commit's to Writes.Pairs there.
+var ErrNoPairs = errors.New("graph: the store keeps no SIMILAR_TO pairs")
+
 // OpKind names a graph mutation. They mirror the DIN-Write operations that
 // change the graph; tool calls never reach the store.
 type OpKind string
@@ -263,6 +267,15 @@ type Store interface {
 	// session read nothing. It costs what it returns: the incremental sync
 	// reads the stored edges around the new evidence with it, not all.
 	SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]Edge, error)
+	// KeepsPairs says whether the store keeps the SIMILAR_TO sync's pairs
+	// (Writes.Pairs) and answers SimilarPairsOf: where a sync's index
+	// query costs a server round trip (Neo4j), a displaced item's pairs
+	// are read back instead of asked of the index again.
+	KeepsPairs() bool
+	// SimilarPairsOf returns the kept pairs (Writes.Pairs) with an
+	// endpoint among ids, each once with From < To, in SortEdges order;
+	// ErrNoPairs from a store that keeps none.
+	SimilarPairsOf(ctx context.Context, sessionID string, ids []string) ([]Edge, error)
 
 	// Lane fullreads (#14): what the end-of-session activities (Finalize,
 	// CollectSections) and the tail of ApplyOps read instead of Tasks.
@@ -312,6 +325,12 @@ type Writes struct {
 	Strengths    map[string]float64
 	Blobs        map[string][]byte
 	DeleteBlobs  []string
+	// Pairs are pairs over the SIMILAR_TO threshold that the sync found,
+	// kept or not by the degree cap, added to the store's pairs (a pair
+	// already there takes the new weight); ResetPairs deletes the
+	// session's pairs first. Only a store that KeepsPairs takes them.
+	Pairs      []Edge
+	ResetPairs bool
 	// RecountEvidence sets the store's count of the session's evidence
 	// (EvidenceCount) from the evidence itself. A full SIMILAR_TO sync
 	// asks for it: on Neo4j the count is a counter, which an older binary
@@ -322,7 +341,8 @@ type Writes struct {
 
 // Empty says whether w writes nothing.
 func (w Writes) Empty() bool {
-	return len(w.SimilarScope) == 0 && len(w.Similar) == 0 && len(w.Strengths) == 0 && len(w.Blobs) == 0 && len(w.DeleteBlobs) == 0 && !w.RecountEvidence
+	return len(w.SimilarScope) == 0 && len(w.Similar) == 0 && len(w.Strengths) == 0 && len(w.Blobs) == 0 && len(w.DeleteBlobs) == 0 &&
+		!w.RecountEvidence && len(w.Pairs) == 0 && !w.ResetPairs
 }
 
 // Check rejects what no backend may write: an empty blob key, or a key

@@ -237,6 +237,10 @@ func (c *callTimer) SimilarEdgesOf(ctx context.Context, sid string, ids []string
 	return timed(c, "SimilarEdgesOf", func() ([]graph.Edge, error) { return c.Store.SimilarEdgesOf(ctx, sid, ids) })
 }
 
+func (c *callTimer) SimilarPairsOf(ctx context.Context, sid string, ids []string) ([]graph.Edge, error) {
+	return timed(c, "SimilarPairsOf", func() ([]graph.Edge, error) { return c.Store.SimilarPairsOf(ctx, sid, ids) })
+}
+
 func (c *callTimer) TaskOutline(ctx context.Context, sid string) ([]graph.TaskNode, error) {
 	return timed(c, "TaskOutline", func() ([]graph.TaskNode, error) { return c.Store.TaskOutline(ctx, sid) })
 }

@@ -481,6 +481,16 @@ func appendSimilar(b *bolt.Bucket, sessionID string, out *[]graph.Edge) error {
 
 // SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
 // through the similar_adj index: it costs the edges it returns, not the
+// KeepsPairs is false: the embedded index answers a query in the
+// worker's memory, so the sync asks it again for a displaced item (see
+// graph.Store).
+func (s *Store) KeepsPairs() bool { return false }
+
+// SimilarPairsOf is ErrNoPairs (KeepsPairs).
+func (s *Store) SimilarPairsOf(context.Context, string, []string) ([]graph.Edge, error) {
+	return nil, graph.ErrNoPairs
+}
+
 // session's (the incremental sync's local cap, graph/similar_local.go).
 func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
 	var out []graph.Edge

@@ -659,6 +659,9 @@ func (s *Store) Commit(ctx context.Context, sessionID string, w graph.Writes) er
 	if err := w.Check(); err != nil {
 		return fmt.Errorf("embedded commit: %w", err)
 	}
+	if len(w.Pairs) > 0 || w.ResetPairs {
+		return fmt.Errorf("embedded commit: %w", graph.ErrNoPairs)
+	}
 	return s.update(ctx, "commit", func(tx *bolt.Tx) error {
 		sb, err := session(tx, sessionID)
 		if err != nil {

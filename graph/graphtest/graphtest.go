@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Similar/LocalDeferredLabels", testSyncLocalDeferredLabels},
 		{"Similar/LocalCrashBeforeMark", testSyncLocalCrashBeforeMark},
 		{"Similar/LocalReadsFail", testSyncLocalReadsFail},
+		{"Similar/StoredPairs", testSyncStoredPairs},
 		{"Similar/StrengthShardsMigrate", testStrengthShardsMigrate},
 		{"Similar/StrengthShardsJSON", testStrengthShardsJSON},
 		{"Blobs", testBlobs},

@@ -1234,6 +1234,11 @@ func (s *Store) Commit(ctx context.Context, sessionID string, w graph.Writes) er
 				return err
 			}
 		}
+		if w.ResetPairs || len(w.Pairs) > 0 {
+			if err := writePairs(ctx, tx, sessionID, w.ResetPairs, w.Pairs); err != nil {
+				return err
+			}
+		}
 		if w.RecountEvidence {
 			if err := run(ctx, tx, recountEvidence, map[string]any{"sid": sessionID}); err != nil {
 				return err
