@@ -6,6 +6,7 @@ package graphtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,6 +21,7 @@ import (
 type pairKeeper struct {
 	graph.Store
 	own     bool // the store keeps its own pairs: only count
+	fail    bool // SimilarPairsOf fails (errReadDown)
 	mu      sync.Mutex
 	pairs   map[string]map[[2]string]float64 // by session
 	queries int
@@ -32,6 +34,9 @@ func (k *pairKeeper) SimilarPairsOf(ctx context.Context, sid string, ids []strin
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.reads++
+	if k.fail {
+		return nil, errReadDown
+	}
 	if k.own {
 		return k.Store.SimilarPairsOf(ctx, sid, ids)
 	}
@@ -103,17 +108,18 @@ func syncStoredPairs(t *testing.T, k *pairKeeper, bounded bool) {
 	}
 	rp, fp := p, p
 	rp.Requery, fp.Full = true, true
-	displaced, read := 0, 0
+	displaced, read, failed := 0, 0, 0
 	for w, n := range []int{60, 1, 7, 15, 2, 11, 4, 9, 1, 13} {
 		items := clusteredItems(uint64(w+3)*104729, n, w+1, fmt.Sprintf("p%d", w))
 		for _, sid := range []string{withPairs, requery, full} {
 			addEv(t, s, sid, fmt.Sprintf("wave%d", w), items...)
 		}
 		before := k.reads
-		st, err := graph.SyncSimilar(ctx, s, withPairs, p, nil)
+		st, err := failPairsOnce(t, k, withPairs, p)
 		if err != nil {
 			t.Fatalf("wave %d: with pairs: %v", w, err)
 		}
+		failed += st.failed
 		if w > 0 && !(st.Incremental && st.Local) {
 			t.Fatalf("wave %d: not the local sync: %+v", w, st)
 		}
@@ -131,8 +137,46 @@ func syncStoredPairs(t *testing.T, k *pairKeeper, bounded bool) {
 	if displaced == 0 {
 		t.Fatal("no wave displaced an edge: the stored pairs were never used")
 	}
+	if failed == 0 {
+		t.Fatal("no sync read pairs while the read was down")
+	}
 	if read == 0 {
 		t.Fatal("the sync never read a displaced item's pairs")
 	}
-	t.Logf("displaced %d, pair reads %d, index queries %d (both sessions)", displaced, read, k.queries)
+	t.Logf("displaced %d, pair reads %d, index queries %d (both sessions), syncs failed by the pair read %d", displaced, read, k.queries, failed)
+}
+
+// storedSync is a sync's stats, and whether a first try failed.
+type storedSync struct {
+	graph.SimilarStats
+	failed int
+}
+
+// failPairsOnce syncs sid first with the pair read down: when the sync
+// reads pairs it must fail with the read's error and change neither the
+// edges nor the watermark, and the sync is then run again with the read
+// up. It returns the stats of the sync that went through.
+func failPairsOnce(t *testing.T, k *pairKeeper, sid string, p graph.SimilarParams) (storedSync, error) {
+	t.Helper()
+	ctx := ctxOf(t)
+	before := edges(t, k, sid, graph.SimilarTo)
+	mark, _ := k.GetBlob(ctx, sid, graph.SimilarMarkBlob)
+	reads := k.reads
+	k.fail = true
+	st, err := graph.SyncSimilar(ctx, k, sid, p, nil)
+	k.fail = false
+	if k.reads == reads {
+		return storedSync{SimilarStats: st}, err // no pair read: the sync went through
+	}
+	if !errors.Is(err, errReadDown) {
+		t.Fatalf("a sync with the pair read down: %v, want the read's error", err)
+	}
+	if after := edges(t, k, sid, graph.SimilarTo); !slices.Equal(after, before) {
+		t.Fatalf("a failed sync changed the edges: %d before, %d after", len(before), len(after))
+	}
+	if now, _ := k.GetBlob(ctx, sid, graph.SimilarMarkBlob); string(now) != string(mark) {
+		t.Fatal("a failed sync moved the watermark")
+	}
+	st, err = graph.SyncSimilar(ctx, k, sid, p, nil)
+	return storedSync{SimilarStats: st, failed: 1}, err
 }
