@@ -145,16 +145,21 @@ func (lc *localCap) admitPairs(ctx context.Context, ids []string) error {
 		return fmt.Errorf("graph: sync similar: read displaced pairs: %w", err)
 	}
 	for _, e := range ps {
-		if k := pairKey(e.From, e.To); e.From != e.To {
-			if _, ok := lc.cand[k]; !ok {
-				lc.cand[k] = e.Weight
-			}
-		}
+		lc.know(e.From, e.To, e.Weight)
 	}
 	for _, id := range ids {
 		lc.active[id] = true
 	}
 	return nil
+}
+
+// know makes (a, b) a known pair of weight w, unless it is one already.
+func (lc *localCap) know(a, b string, w float64) {
+	if k := pairKey(a, b); a != b {
+		if _, ok := lc.cand[k]; !ok {
+			lc.cand[k] = w
+		}
+	}
 }
 
 // join adds items with a usable embedding of the sync's dimension to A.
@@ -175,14 +180,10 @@ func (lc *localCap) join(evs []Evidence) {
 // loads the stored edges of every item a known pair touches.
 func (lc *localCap) round(ctx context.Context, among bool, st *SimilarStats) error {
 	add := func(a, b string, w float64) {
-		if k := pairKey(a, b); a != b {
-			if lc.found != nil {
-				lc.found = append(lc.found, Edge{From: k[0], To: k[1], Kind: SimilarTo, Weight: w})
-			}
-			if _, ok := lc.cand[k]; !ok {
-				lc.cand[k] = w
-			}
+		if k := pairKey(a, b); a != b && lc.found != nil {
+			lc.found = append(lc.found, Edge{From: k[0], To: k[1], Kind: SimilarTo, Weight: w})
 		}
+		lc.know(a, b, w)
 	}
 	err := queryActive(ctx, lc.s, lc.sid, lc.p, lc.vecs, lc.raw, lc.order, lc.queried, among, add, st)
 	if lc.preload != nil { // the first round: the fresh items' edges, read meanwhile

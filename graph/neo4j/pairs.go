@@ -24,10 +24,7 @@ func (s *Store) KeepsPairs() bool { return true }
 
 // SimilarPairsOf returns the kept pairs with an endpoint among ids.
 func (s *Store) SimilarPairsOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
-	return s.similarRows(ctx, "similar pairs of", sessionID, `MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $ids AND e.session_id = $sid
-MATCH (e)-[r:SIMILAR_PAIR]-(o:Evidence)
-WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
-RETURN a.id, b.id, r.weight, null`, map[string]any{"sid": sessionID, "ids": ids})
+	return s.similarRows(ctx, "similar pairs of", sessionID, relsOf("SIMILAR_PAIR", "null"), map[string]any{"sid": sessionID, "ids": ids})
 }
 
 // writePairs is Commit's part of the pairs: the session's deleted first

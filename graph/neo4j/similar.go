@@ -743,10 +743,16 @@ func strongestFirst(a, b graph.Neighbor) int {
 // SimilarEdgesOf returns the SIMILAR_TO edges with an endpoint among ids,
 // found from those nodes through the evidence id constraint's index.
 func (s *Store) SimilarEdgesOf(ctx context.Context, sessionID string, ids []string) ([]graph.Edge, error) {
-	return s.similarRows(ctx, "similar edges of", sessionID, `MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $ids AND e.session_id = $sid
-MATCH (e)-[r:SIMILAR_TO]-(o:Evidence)
+	return s.similarRows(ctx, "similar edges of", sessionID, relsOf("SIMILAR_TO", "r.label"), map[string]any{"sid": sessionID, "ids": ids})
+}
+
+// relsOf reads the relationships of type rel with an end among $ids, each
+// once, as similarRows wants them (label: the label's expression).
+func relsOf(rel, label string) string {
+	return `MATCH (e:Evidence) USING INDEX e:Evidence(id) WHERE e.id IN $ids AND e.session_id = $sid
+MATCH (e)-[r:` + rel + `]-(o:Evidence)
 WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
-RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID, "ids": ids})
+RETURN a.id, b.id, r.weight, ` + label
 }
 
 // similarRows runs a read of SIMILAR_TO rows (from id, to id, weight,
