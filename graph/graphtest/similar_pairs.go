@@ -5,6 +5,7 @@ package graphtest
 // of asked of the index again, and the result must be the same.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,11 +78,39 @@ func (k *pairKeeper) Commit(ctx context.Context, sid string, w graph.Writes) err
 	return nil
 }
 
+// NearestEvidence answers exactly from the session's evidence: what this
+// test compares is the sync's use of stored pairs, and an approximate
+// index (Neo4j's HNSW graphs) answers the twins' queries differently. A
+// re-queried twin then kept 156 edges against the others' 161 in about
+// one Neo4j run in five: its displaced items' queries came back short.
+// The index's own answers are tested against exact scans in each store's
+// tests.
 func (k *pairKeeper) NearestEvidence(ctx context.Context, sid string, qs [][]float32, threshold float64) ([][]graph.Neighbor, error) {
 	k.mu.Lock()
 	k.queries += len(qs)
 	k.mu.Unlock()
-	return k.Store.NearestEvidence(ctx, sid, qs, threshold)
+	evs, err := k.Store.Evidence(ctx, sid, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]graph.Neighbor, len(qs))
+	for i, q := range qs {
+		uq := graph.UnitVector(q)
+		for _, e := range evs {
+			if ue := graph.UnitVector(e.Embedding); uq != nil && ue != nil && len(e.Embedding) == len(q) {
+				if c := graph.Dot(uq, ue); c >= threshold {
+					out[i] = append(out[i], graph.Neighbor{ID: e.ID, Cosine: c})
+				}
+			}
+		}
+		slices.SortFunc(out[i], func(a, b graph.Neighbor) int {
+			if c := cmp.Compare(b.Cosine, a.Cosine); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+	}
+	return out, nil
 }
 
 // testSyncStoredPairs grows twin sessions in waves of dense items (each
