@@ -91,33 +91,6 @@ func PlanApply(existing []Task, hasEvidence func(contentHash string) (bool, erro
 	return p.run()
 }
 
-// EmbeddingReads says which existing tasks' embeddings PlanApply reads for
-// req, so that a backend for which embeddings are costly to load can load
-// the other tasks without them and get the same plan. all is true when a
-// create may be deduplicated: rule 1 compares its embedding with every
-// task's. Otherwise only the tasks the ops name and the active task matter:
-// update and complete compare the op's embedding with their target's, and
-// every task the plan writes in full is an op's target, the active task
-// (NProductive) or a created one. TestEmbeddingReads plans random requests
-// both ways.
-func EmbeddingReads(req ApplyRequest) (all bool, shortIDs []string) {
-	for _, op := range req.Ops {
-		if op.Kind == OpCreate && req.DedupThreshold > 0 && len(op.Embedding) > 0 {
-			return true, nil
-		}
-	}
-	if req.ActiveTask != "" {
-		shortIDs = append(shortIDs, req.ActiveTask)
-	}
-	for _, op := range req.Ops {
-		if op.Task != "" {
-			shortIDs = append(shortIDs, op.Task)
-		}
-	}
-	slices.Sort(shortIDs)
-	return false, slices.Compact(shortIDs)
-}
-
 type planNode struct {
 	t             Task
 	failedAtStart bool

@@ -130,8 +130,9 @@ func reportMedian(b *testing.B, d []time.Duration) {
 }
 
 // BenchmarkApplyOps20 runs each batch twice over: with the create dedup
-// (the read of every task's embeddings) and without it (the embeddings of
-// the tasks the ops name only, graph.EmbeddingReads), on one session.
+// (the server compares each create with every task's dedup copy) and
+// without it (the tasks the ops name only, graph.ApplyReads), on one
+// session.
 func BenchmarkApplyOps20(b *testing.B) {
 	for _, be := range benchBackends(b) {
 		b.Run(be.name, func(b *testing.B) {

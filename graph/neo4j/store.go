@@ -304,6 +304,32 @@ func each(ctx context.Context, tx driver.ManagedTransaction, q string, params ma
 	return r.Err()
 }
 
+// eachPacked runs a statement whose one record holds its rows as a list
+// of lists (RETURN collect([...])), and calls fn with each row as a
+// record of its own. A record per row cost 15 to 20 µs in the driver
+// (taskReturn).
+func eachPacked(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any, fn func(*driver.Record) error) error {
+	return each(ctx, tx, q, params, func(r *driver.Record) error {
+		if len(r.Values) != 1 {
+			return fmt.Errorf("packed rows: %d columns, want 1", len(r.Values))
+		}
+		rows, ok := r.Values[0].([]any)
+		if !ok && r.Values[0] != nil {
+			return fmt.Errorf("packed rows: %T, not a list", r.Values[0])
+		}
+		for i, row := range rows {
+			vals, ok := row.([]any)
+			if !ok {
+				return fmt.Errorf("packed row %d: %T, not a list", i, row)
+			}
+			if err := fn(&driver.Record{Values: vals}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // single runs a statement and returns its only record, or nil when there is
 // none.
 func single(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any) (*driver.Record, error) {
@@ -476,14 +502,20 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (graph.Session
 	return out, err
 }
 
-const taskReturn = `RETURN t, ` + taskEdges
+// taskReturn returns the matched tasks (t) as one record: a list of
+// [node, parent id, dependency ids] rows. The driver reads each record of
+// a result as a Bolt message of its own, at 15 to 20 µs a record whatever
+// it carries: the long benchmark's 390 tasks took 8 to 12 ms as rows and
+// 5 to 6 as one list, ids alone 6 to 10 ms against 1.5 (docs/neo4j.md,
+// "Task reads as one record").
+const taskReturn = `RETURN collect([t, ` + taskEdgeCols + `])`
 
-// taskEdges are the columns of taskReturn after the node: its parent's id
+// taskEdgeCols are a task row's columns after the node: its parent's id
 // and its dependencies' ids.
-const taskEdges = `[(t)-[:SUBTASK_OF]->(p:Task) | p.id] AS parent, [(t)-[:DEPENDS_ON]->(d:Task) | d.id] AS deps`
+const taskEdgeCols = `[(t)-[:SUBTASK_OF]->(p:Task) | p.id], [(t)-[:DEPENDS_ON]->(d:Task) | d.id]`
 
-// taskRecord decodes a row of taskReturn's columns: the task node, its
-// parent's id and its dependencies' ids.
+// taskRecord decodes a task row: the task node (or a projection of it),
+// its parent's id and its dependencies' ids.
 func taskRecord(r *driver.Record) (graph.Task, error) {
 	p, err := nodeProps(r.Values[0])
 	if err != nil {
@@ -496,17 +528,17 @@ func taskRecord(r *driver.Record) (graph.Task, error) {
 	return t, nil
 }
 
-// loadTasks streams the session's tasks matched by `match` (which binds t)
+// loadTasks reads the session's tasks matched by `match` (which binds t)
 // in Tasks order.
 func loadTasks(ctx context.Context, tx driver.ManagedTransaction, match string, params map[string]any) ([]graph.Task, error) {
 	return taskRows(ctx, tx, match+"\n"+taskReturn, params)
 }
 
-// taskRows runs a statement whose rows are taskReturn's columns and
-// returns its tasks in Tasks order.
+// taskRows runs a statement that returns its task rows as one list
+// (taskReturn) and returns its tasks in Tasks order.
 func taskRows(ctx context.Context, tx driver.ManagedTransaction, q string, params map[string]any) ([]graph.Task, error) {
 	var ts []graph.Task
-	err := each(ctx, tx, q, params, func(r *driver.Record) error {
+	err := eachPacked(ctx, tx, q, params, func(r *driver.Record) error {
 		t, err := taskRecord(r)
 		if err != nil {
 			return err
@@ -525,23 +557,72 @@ func allTasks(ctx context.Context, tx driver.ManagedTransaction, sessionID strin
 	return loadTasks(ctx, tx, "MATCH (t:Task {session_id: $sid})", map[string]any{"sid": sessionID})
 }
 
-// tasksForApply loads the session's tasks as PlanApply needs them for req:
-// whole when a create may be deduplicated, else with the embeddings of the
-// tasks graph.EmbeddingReads names only. The embeddings were most of what
-// Apply read when they were float lists (22 to 28 ms of an Apply of 33 to
-// 55 ms at the long benchmark's 332 tasks); packed, they still are the
-// read's largest part (docs/neo4j.md, "Apply's task read").
+// tasksForApply loads the session's tasks as PlanApply needs them for req
+// (graph.ApplyReads): whole the named ones and those a create may be
+// deduplicated onto, and, when the request may close a cycle, every other
+// task without its embeddings. The dedup candidates are found here, from
+// every task's embedding read as one record. Apply read every task whole
+// as rows when a create could be deduplicated: 16 to 30 ms at the long
+// benchmark's 390 tasks (docs/neo4j.md, "Apply reads what it plans with").
 func tasksForApply(ctx context.Context, tx driver.ManagedTransaction, req graph.ApplyRequest) ([]graph.Task, error) {
-	all, named := graph.EmbeddingReads(req)
-	if all {
-		return allTasks(ctx, tx, req.SessionID)
+	reads := graph.ReadsFor(req)
+	whole := slices.Clone(reads.Named)
+	var shapes []graph.Task
+	if reads.All || len(reads.Dedup) > 0 {
+		others, err := otherTasks(ctx, tx, req.SessionID, reads)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range others {
+			if reads.Whole(t) {
+				whole = append(whole, t.ShortID)
+				continue
+			}
+			if reads.All {
+				t.Embedding = nil
+				shapes = append(shapes, t)
+			}
+		}
 	}
-	whole := make([]any, len(named))
-	for i, short := range named {
-		whole[i] = short
+	ids := make([]any, len(whole))
+	for i, short := range whole {
+		ids[i] = short
 	}
-	return taskRows(ctx, tx, "MATCH (t:Task {session_id: $sid})\nRETURN CASE WHEN t.short_id IN $whole THEN t ELSE "+taskShape()+" END, "+taskEdges,
-		map[string]any{"sid": req.SessionID, "whole": whole})
+	ts, err := loadTasks(ctx, tx, "MATCH (t:Task) WHERE t.session_id = $sid AND t.short_id IN $ids",
+		map[string]any{"sid": req.SessionID, "ids": ids})
+	if err != nil {
+		return nil, err
+	}
+	ts = append(ts, shapes...)
+	graph.SortTasks(ts)
+	return ts, nil
+}
+
+// otherTasks is the session's tasks that reads does not name, each with
+// its embedding when reads has creates to deduplicate, and in the shape
+// PlanApply sees (parent, dependencies, no result embedding) when it
+// reads every task.
+func otherTasks(ctx context.Context, tx driver.ManagedTransaction, sessionID string, reads graph.ApplyReads) ([]graph.Task, error) {
+	named := make([]any, len(reads.Named))
+	for i, short := range reads.Named {
+		named[i] = short
+	}
+	var out []graph.Task
+	err := eachPacked(ctx, tx, `MATCH (t:Task {session_id: $sid}) WHERE NOT t.short_id IN $named
+RETURN collect([CASE WHEN $all THEN `+taskShape()+` ELSE t {.id, .short_id} END, `+taskEdgeCols+`, CASE WHEN $dedup THEN t.embedding END])`,
+		map[string]any{"sid": sessionID, "named": named, "all": reads.All, "dedup": len(reads.Dedup) > 0},
+		func(r *driver.Record) error {
+			t, err := taskRecord(r)
+			if err != nil {
+				return err
+			}
+			if t.Embedding, err = asF32(r.Values[3]); err != nil {
+				return fmt.Errorf("decode task %q: %w", t.ShortID, err)
+			}
+			out = append(out, t)
+			return nil
+		})
+	return out, err
 }
 
 // heldEvidence is the content hashes of req's evidence ops that the
