@@ -21,14 +21,15 @@ import (
 // even for "IS NOT NULL", loaded every task's 384 values, half of the
 // statement's time at 100k evidence (10 against 5 ms for 332 tasks,
 // docs/long-session.md, "The walk's rounds split, and a cheaper outline").
+// The rows come as one record (taskReturn).
 func (s *Store) TaskOutline(ctx context.Context, sessionID string) ([]graph.TaskNode, error) {
 	var out []graph.TaskNode
 	err := s.read(ctx, "task outline", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		out = nil
 		const q = `MATCH (t:Task {session_id: $sid})
 OPTIONAL MATCH (t)-[:SUBTASK_OF]->(p:Task)
-RETURN t.short_id, p.short_id, t.status, t.created_iter, 'result_embedding' IN keys(t)`
-		err := each(ctx, tx, q, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+RETURN collect([t.short_id, p.short_id, t.status, t.created_iter, 'result_embedding' IN keys(t)])`
+		err := eachPacked(ctx, tx, q, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 			short, _ := r.Values[0].(string)
 			parent, _ := r.Values[1].(string)
 			status, _ := r.Values[2].(string)

@@ -1414,9 +1414,9 @@ func (s *Store) EvidenceCounts(ctx context.Context, sessionID string) (map[strin
 	var per map[string]int
 	err := s.read(ctx, "evidence counts", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		per = map[string]int{}
-		err := each(ctx, tx, `MATCH (t:Task {session_id: $sid})
+		err := eachPacked(ctx, tx, `MATCH (t:Task {session_id: $sid})
 WITH t, COUNT { (t)<-[:SUPPORTS]-() } AS n WHERE n > 0
-RETURN t.short_id, n`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
+RETURN collect([t.short_id, n])`, map[string]any{"sid": sessionID}, func(r *driver.Record) error {
 			id, _ := r.Values[0].(string)
 			n, _ := r.Values[1].(int64)
 			per[id] = int(n)
