@@ -357,6 +357,8 @@ type Graph struct {
 	Neo4jWalkCacheMiB int `mapstructure:"neo4j_walk_cache_mib" json:"neo4j_walk_cache_mib"`
 	// the Neo4j store's concurrent vector statements
 	Neo4jVectorStatements int `mapstructure:"neo4j_vector_statements" json:"neo4j_vector_statements"`
+	// the Neo4j store's new items waiting outside the vector index
+	Neo4jLabelBatch int `mapstructure:"neo4j_label_batch" json:"neo4j_label_batch"`
 }
 
 type Temporal struct {

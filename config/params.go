@@ -270,6 +270,7 @@ var params = []Param{
 	p("graph.neo4j_database", String, "neo4j", 0, 0, "Neo4j database"),
 	p("graph.neo4j_walk_cache_mib", Int, 128, 0, 1000000, "Neo4j store: MiB of large tasks' evidence shapes (tasks of 256 items or more; about 2 KB an item at 384 dimensions) the worker keeps for Expand's walk, checked against each task's count on every use; a 6,000-item parent read whole was two thirds of the walk at 100k (docs/neo4j.md; 0 = off)"),
 	p("graph.neo4j_vector_statements", Int, 2, 1, 64, "Neo4j store: read transactions at once a SIMILAR_TO sync splits its vector-index queries into; the server answers one statement's queries on one thread, ten at 100k items in 40 ms as one statement and 21 ms as two on a 2-core server (docs/neo4j.md)"),
+	p("graph.neo4j_label_batch", Int, 256, 1, 1024, "Neo4j store: a session's new evidence items that wait outside the vector index, compared exactly by every call, before one call adds them; each addition is a write and a segment every query then searches (docs/neo4j.md, \"Labels in batches\"; 1 = every call)"),
 
 	// temporal
 	p("temporal.host_port", String, "127.0.0.1:7233", 0, 0, "Temporal frontend"),

@@ -48,6 +48,7 @@ func OpenStore(cfg config.Config) (graph.Store, error) {
 		s, err := neo4jstore.Open(ctx, neo4jstore.Config{
 			URI: cfg.Graph.Neo4jURI, User: cfg.Graph.Neo4jUser, Password: cfg.Graph.Neo4jPassword, Database: cfg.Graph.Neo4jDatabase,
 			WalkCacheMiB: cfg.Graph.Neo4jWalkCacheMiB, VectorStatements: cfg.Graph.Neo4jVectorStatements,
+			LabelBatch: cfg.Graph.Neo4jLabelBatch,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("open neo4j graph: %w", err)

@@ -46,7 +46,7 @@ func openStore(ctx context.Context, o options, backend string) (graph.Store, fun
 			}
 		}, nil
 	case "neo4j":
-		s, err := neo4j.Open(ctx, neo4j.Config{URI: o.neo4jURI, User: o.user, Password: o.password, WalkCacheMiB: o.walk, VectorStatements: o.vecStmts})
+		s, err := neo4j.Open(ctx, neo4j.Config{URI: o.neo4jURI, User: o.user, Password: o.password, WalkCacheMiB: o.walk, VectorStatements: o.vecStmts, LabelBatch: o.labelBatch})
 		if errors.Is(err, neo4j.ErrUnreachable) || errors.Is(err, neo4j.ErrUnauthorized) {
 			return nil, nil, fmt.Errorf("%w: %v (start one with scripts/neo4j.sh start, or pass -neo4j, -neo4j-user, -neo4j-password)", errSkipped, err)
 		}

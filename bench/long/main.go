@@ -34,29 +34,30 @@ import (
 )
 
 type options struct {
-	sizes    []int
-	iters    int
-	dim      int
-	seed     uint64
-	backends []string
-	neo4jURI string
-	user     string
-	password string
-	out      string
-	dir      string
-	keep     bool
-	slow     time.Duration
-	profile  string
-	warmup   int
-	fillStep int
-	tols     []float64
-	tolRef   float64
-	ingest   int
-	calls    bool
-	timeline bool
-	walk     int
-	vecStmts int
-	alt      alternate
+	sizes      []int
+	iters      int
+	dim        int
+	seed       uint64
+	backends   []string
+	neo4jURI   string
+	user       string
+	password   string
+	out        string
+	dir        string
+	keep       bool
+	slow       time.Duration
+	profile    string
+	warmup     int
+	fillStep   int
+	tols       []float64
+	tolRef     float64
+	ingest     int
+	calls      bool
+	timeline   bool
+	walk       int
+	vecStmts   int
+	labelBatch int
+	alt        alternate
 }
 
 func main() {
@@ -100,6 +101,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the session in the stores afterwards")
 	fs.IntVar(&o.walk, "walk-cache-mib", config.Defaults().Graph.Neo4jWalkCacheMiB, "Neo4j store: MiB the walk cache may hold (graph.neo4j_walk_cache_mib; 0: off, as before it existed)")
 	fs.IntVar(&o.vecStmts, "vector-statements", config.Defaults().Graph.Neo4jVectorStatements, "Neo4j store: read transactions at once of a sync's vector queries (graph.neo4j_vector_statements; 1: one, as before it existed)")
+	fs.IntVar(&o.labelBatch, "label-batch", config.Defaults().Graph.Neo4jLabelBatch, "Neo4j store: new items a session leaves outside the vector index before a call adds them (graph.neo4j_label_batch; 1: every call, as before it existed)")
 	alt := fs.String("alternate", "", "key=value,value[,...]: the session config key (as in config/params.go) takes the values in turn over the timed iterations, and a table by value follows (compare settings in one process on one database)")
 	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
 	fs.BoolVar(&o.timeline, "timeline", false, "print each timed iteration's store calls in the order they started, with their start in the step and their time (implies -calls)")

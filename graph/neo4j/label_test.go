@@ -17,6 +17,7 @@ import (
 // labelled by the sweep within 64 calls (sweepEvery), not at once.
 func TestVectorLabelPending(t *testing.T) {
 	cfg := serverConfig(t)
+	cfg.LabelBatch = 1 // every call labels what is pending
 	s := open(t, cfg)
 	ctx := t.Context()
 	cypher := cypherOf(t, cfg)
@@ -74,4 +75,75 @@ func TestVectorLabelPending(t *testing.T) {
 	if l := labels(old); !slices.Contains(l, vec) {
 		t.Fatalf("unmarked evidence still unlabelled (%v) after 64 calls: no sweep", l)
 	}
+}
+
+// TestLabelBatch: new evidence waits outside the vector index until a
+// batch of it is pending (graph.neo4j_label_batch), and meanwhile every
+// call finds it, compared exactly; the call that sees a batch labels it
+// all, and the answers stay the same.
+func TestLabelBatch(t *testing.T) {
+	cfg := serverConfig(t)
+	cfg.LabelBatch = 4
+	s := open(t, cfg)
+	ctx := t.Context()
+	cypher := cypherOf(t, cfg)
+	sid := fmt.Sprintf("label-batch-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = s.ResetSession(context.Background(), sid) })
+	if err := s.CreateSession(ctx, graph.Session{ID: sid, Goal: "g", GoalDocEmb: graphtest.Unit(0)}, graph.Task{Embedding: graphtest.Unit(0)}); err != nil {
+		t.Fatal(err)
+	}
+	vec := fmt.Sprintf("LetheVec%d", graphtest.Dim)
+	labelled := func() int {
+		t.Helper()
+		recs := cypher("MATCH (e:Evidence {session_id: $sid}) WHERE e:"+vec+" RETURN count(e)", map[string]any{"sid": sid})
+		return int(recs[0].Values[0].(int64))
+	}
+	var ids []string
+	add := func(i int) {
+		t.Helper()
+		e := graph.Evidence{Content: fmt.Sprintf("fact %d", i), SourceURL: "https://example.org/", Kind: graph.KindHTML, Strength: 0.5, Embedding: graphtest.Unit(i)}
+		if _, err := s.AddEvidence(ctx, sid, fmt.Sprintf("k%d", i), graph.RootShortID, []graph.Evidence{e}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, graph.EvidenceID(sid, graph.ContentHash(e.Content)))
+	}
+	// every item answers the query of its own direction, cosine 1
+	check := func(step string) {
+		t.Helper()
+		qs := make([][]float32, len(ids))
+		for i := range ids {
+			qs[i] = graphtest.Unit(i + 1)
+		}
+		near, err := s.NearestEvidence(ctx, sid, qs, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, err := s.NearestCosine(ctx, sid, qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			if len(near[i]) != 1 || near[i][0].ID != id || best[i] < 0.999 {
+				t.Fatalf("%s: query %d: nearest %+v, best cosine %v; want %s", step, i, near[i], best[i], id)
+			}
+		}
+	}
+	add(1)
+	check("first call")
+	if n := labelled(); n != 1 {
+		t.Fatalf("the first call (a sweep) labelled %d items, want 1", n)
+	}
+	for i := 2; i <= 4; i++ {
+		add(i)
+		check(fmt.Sprintf("%d waiting", i-1))
+		if n := labelled(); n != 1 {
+			t.Fatalf("%d items waiting, a batch of 4: %d labelled, want 1", i-1, n)
+		}
+	}
+	add(5) // four waiting: the next call labels them
+	check("a batch waiting")
+	if n := labelled(); n != 5 {
+		t.Fatalf("after a call with a batch waiting: %d labelled, want 5", n)
+	}
+	check("all labelled")
 }

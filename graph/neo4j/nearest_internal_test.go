@@ -21,7 +21,7 @@ func TestWithExact(t *testing.T) {
 		"short":  {1, 0},          // another dimension
 	}
 	answer := []graph.Neighbor{{ID: "listed", Cosine: 0.9999995}, {ID: "old", Cosine: 0.97}}
-	got := withExact(answer, cands, uq, 0.9)
+	got := withExact(answer, unitsOf(cands), uq, 0.9)
 	want := []string{"listed", "near", "old", "low"}
 	var ids []string
 	for _, n := range got {

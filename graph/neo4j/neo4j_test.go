@@ -11,6 +11,7 @@ import (
 
 	driver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/graphtest"
 	"github.com/lethe-research/lethe/graph/neo4j"
@@ -33,7 +34,10 @@ func serverConfig(t *testing.T) neo4j.Config {
 	if user == "" {
 		user = "neo4j"
 	}
-	return neo4j.Config{URI: uri, User: user, Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD"), Database: os.Getenv("LETHE_TEST_NEO4J_DATABASE")}
+	// The worker's label batch: new items wait outside the index, as in
+	// production, and every read must still see them.
+	return neo4j.Config{URI: uri, User: user, Password: os.Getenv("LETHE_TEST_NEO4J_PASSWORD"), Database: os.Getenv("LETHE_TEST_NEO4J_DATABASE"),
+		LabelBatch: config.Defaults().Graph.Neo4jLabelBatch}
 }
 
 // cypherOf runs statements on the server directly, past the store: to

@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -211,12 +210,13 @@ RETURN a.id, b.id, r.weight, r.label`, map[string]any{"sid": sessionID})
 // The labelling and the index queries run at once: in a sync at 100k
 // evidence the labelling took 18 ms before the first queries could start
 // (docs/neo4j.md, "Labelling beside the queries"). The queries may then
-// miss the nodes labelled now, so those are compared with every query
-// exactly, from the embeddings the labelling returns, and the answer is
-// the one the index would give once it holds them. When more nodes were
-// labelled than there are queries (the first call for a session), the
-// call scans the session exactly instead, as the index may not hold
-// them all yet.
+// miss the nodes labelled now, and the index does not hold the nodes
+// still waiting for their label (labelFresh), so those are compared with
+// every query exactly, from the embeddings the labelling returns, and the
+// answer is the one the index would give once it holds them. When a call
+// labelled more nodes than there are queries and than a batch (the first
+// call for a session), it scans the session exactly instead: comparing
+// them all here would cost more.
 func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [][]float32, threshold float64) ([][]graph.Neighbor, error) {
 	out := make([][]graph.Neighbor, len(queries))
 	if len(queries) == 0 {
@@ -232,11 +232,12 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var labelled map[string][]float32
+	var added int
 	var lerr error
 	labelDone := make(chan struct{})
 	go func() {
 		defer close(labelDone)
-		if labelled, lerr = s.labelFresh(ctx, sessionID, dim); lerr != nil {
+		if labelled, added, lerr = s.labelFresh(ctx, sessionID, dim); lerr != nil {
 			cancel() // the call fails: its queries need not finish
 		}
 	}()
@@ -245,34 +246,57 @@ func (s *Store) NearestEvidence(ctx context.Context, sessionID string, queries [
 	switch {
 	case lerr != nil:
 		return nil, lerr
-	case len(labelled) > len(queries):
+	case added > max(len(queries), s.cfg.LabelBatch):
 		return s.nearestScan(ctx, sessionID, dim, queries, threshold)
 	case qerr != nil:
 		return nil, qerr
 	}
+	units := unitsOf(labelled)
 	for i, q := range queries {
 		if uq := graph.UnitVector(q); uq != nil && len(q) == dim {
-			out[i] = withExact(out[i], labelled, uq, threshold)
+			out[i] = withExact(out[i], units, uq, threshold)
 		}
 	}
 	return out, nil
 }
 
-// withExact adds to an answer the items of cands over the threshold that
-// it lacks, in answer order.
-func withExact(answer []graph.Neighbor, cands map[string][]float32, uq []float64, threshold float64) []graph.Neighbor {
-	if len(cands) == 0 {
+// withExact adds to an answer the items of units (unit vectors by id,
+// unitsOf) over the threshold that it lacks, in answer order.
+func withExact(answer []graph.Neighbor, units map[string][]float64, uq []float64, threshold float64) []graph.Neighbor {
+	if len(units) == 0 {
 		return answer
 	}
-	missing := maps.Clone(cands)
+	listed := make(map[string]bool, len(answer))
 	for _, n := range answer {
-		delete(missing, n.ID)
+		listed[n.ID] = true
 	}
-	if len(missing) == 0 {
+	var more []graph.Neighbor
+	for id, u := range units {
+		if listed[id] || len(u) != len(uq) {
+			continue
+		}
+		if c := graph.Dot(uq, u); c >= threshold {
+			more = append(more, graph.Neighbor{ID: id, Cosine: c})
+		}
+	}
+	if len(more) == 0 {
 		return answer
 	}
-	out := append(slices.Clone(answer), exactNeighbors(missing, uq, threshold)...)
+	out := append(slices.Clone(answer), more...)
 	slices.SortFunc(out, strongestFirst)
+	return out
+}
+
+// unitsOf is the vectors with a direction as unit vectors, by id: a call
+// compares the items waiting for the index with each of its queries, and
+// normalises each once.
+func unitsOf(vs map[string][]float32) map[string][]float64 {
+	out := make(map[string][]float64, len(vs))
+	for id, v := range vs {
+		if u := graph.UnitVector(v); u != nil {
+			out[id] = u
+		}
+	}
 	return out
 }
 
@@ -426,7 +450,7 @@ func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][
 		})
 	}
 	dim := len(queries[0])
-	raw, err := s.labelFresh(ctx, sessionID, dim)
+	raw, added, err := s.labelFresh(ctx, sessionID, dim)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +461,7 @@ func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][
 		}
 	}
 	err = s.read(ctx, "nearest cosine", func(ctx context.Context, tx driver.ManagedTransaction) error {
-		k0, err := s.startK(ctx, tx, sessionID, dim, int64(len(raw)))
+		k0, err := s.startK(ctx, tx, sessionID, dim, int64(added))
 		if err != nil {
 			return err
 		}
@@ -463,15 +487,28 @@ func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][
 	return out, nil
 }
 
-// labelFresh gives the session's evidence of dimension dim that has no
-// index label yet the label, and returns their embeddings by id.
-func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) (map[string][]float32, error) {
+// labelFresh returns the session's evidence of dimension dim that the
+// vector index does not hold, by id, and gives it the index label when
+// there are at least cfg.LabelBatch such items (or on a sweep, labelQuery);
+// added is how many it labelled. Each labelling is a write, and each one
+// became a segment of the index, which every query searches in turn
+// (docs/neo4j.md, "Labels in batches"); until then the items are read
+// back, one record, and compared exactly by each call.
+func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) (fresh map[string][]float32, added int, err error) {
 	if err := s.ensureVecIndex(ctx, dim); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var fresh map[string][]float32
+	if batch, calls := s.cfg.LabelBatch, s.labelCalls(sessionID, dim); batch > 1 && calls.Load() > 0 && calls.Load() < sweepEvery {
+		waiting, err := s.waitingLabel(ctx, sessionID, dim)
+		if err != nil || len(waiting) < batch {
+			if err == nil {
+				calls.Add(1)
+			}
+			return waiting, 0, err
+		}
+	}
 	q, done := s.labelQuery(sessionID, dim, "e.id, "+wireVec("e", "embedding"))
-	err := s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
+	err = s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		fresh = map[string][]float32{}
 		err := each(ctx, tx, q,
 			map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
@@ -488,10 +525,40 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) (map[
 		}
 		return requireSessionUnless(ctx, tx, sessionID, len(fresh) > 0)
 	})
-	if err == nil {
-		done()
+	if err != nil {
+		return nil, 0, err
 	}
-	return fresh, err
+	done()
+	return fresh, len(fresh), nil
+}
+
+// waitingLabel is the session's pending evidence of dimension dim (the
+// nodes labelQuery would label), read as one record.
+func (s *Store) waitingLabel(ctx context.Context, sessionID string, dim int) (map[string][]float32, error) {
+	out := map[string][]float32{}
+	err := s.read(ctx, "evidence waiting for the vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
+		clear(out)
+		q := fmt.Sprintf(`MATCH (e:%s {session_id: $sid})
+WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
+RETURN collect([e.id, %s])`, pendingLabel, vecLabel(dim), nonZero, wireVec("e", "embedding"))
+		err := eachPacked(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
+			id, _ := r.Values[0].(string)
+			emb, err := asF32(r.Values[1])
+			if err != nil {
+				return fmt.Errorf("evidence %v: %w", r.Values[0], err)
+			}
+			out[id] = emb
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return requireSessionUnless(ctx, tx, sessionID, len(out) > 0)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // pendingLabel marks evidence written since the last labelling call:
@@ -525,8 +592,7 @@ const nonZero = "any(x IN e.embedding WHERE x <> 0.0)"
 // embedding model, and a call with another dimension sweeps first.
 func (s *Store) labelQuery(sessionID string, dim int, ret string) (string, func()) {
 	label := vecLabel(dim)
-	v, _ := s.swept.LoadOrStore(fmt.Sprintf("%s\x00%d", sessionID, dim), new(atomic.Int64))
-	calls := v.(*atomic.Int64)
+	calls := s.labelCalls(sessionID, dim)
 	if n := calls.Load(); n > 0 && n < sweepEvery {
 		return fmt.Sprintf(`MATCH (e:%s {session_id: $sid}) REMOVE e:%s
 WITH e WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
@@ -535,6 +601,14 @@ SET e:%s RETURN %s`, pendingLabel, pendingLabel, label, nonZero, label, ret), fu
 	return fmt.Sprintf(`MATCH (e:Evidence {session_id: $sid})
 WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
 SET e:%s REMOVE e:%s RETURN %s`, label, nonZero, label, pendingLabel, ret), func() { calls.Store(1) }
+}
+
+// labelCalls counts the session's labelling calls of dimension dim since
+// this process last swept its evidence (labelQuery), a read of the
+// waiting items included (labelFresh).
+func (s *Store) labelCalls(sessionID string, dim int) *atomic.Int64 {
+	v, _ := s.swept.LoadOrStore(fmt.Sprintf("%s\x00%d", sessionID, dim), new(atomic.Int64))
+	return v.(*atomic.Int64)
 }
 
 // nearestMax is the largest exact cosine (floored at 0) among the index's

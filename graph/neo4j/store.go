@@ -56,6 +56,10 @@ type Config struct {
 	// NearestEvidence call splits its index queries into
 	// (graph.neo4j_vector_statements); 0 or 1: one.
 	VectorStatements int
+	// LabelBatch is how many of a session's new evidence items may wait
+	// outside the vector index, compared exactly by every call, before a
+	// call adds them (graph.neo4j_label_batch); 0 or 1: every call.
+	LabelBatch int
 }
 
 // Timeouts of the driver: a connection is made or fails within
