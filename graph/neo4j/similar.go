@@ -510,16 +510,7 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) (fres
 	q, done := s.labelQuery(sessionID, dim, "e.id, "+wireVec("e", "embedding"))
 	err = s.write(ctx, "label for vector index", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		fresh = map[string][]float32{}
-		err := each(ctx, tx, q,
-			map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
-				id, _ := r.Values[0].(string)
-				emb, err := asF32(r.Values[1])
-				if err != nil {
-					return fmt.Errorf("evidence %v: %w", r.Values[0], err)
-				}
-				fresh[id] = emb
-				return nil
-			})
+		err := each(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)}, embeddingsInto(fresh))
 		if err != nil {
 			return err
 		}
@@ -541,15 +532,7 @@ func (s *Store) waitingLabel(ctx context.Context, sessionID string, dim int) (ma
 		q := fmt.Sprintf(`MATCH (e:%s {session_id: $sid})
 WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
 RETURN collect([e.id, %s])`, pendingLabel, vecLabel(dim), nonZero, wireVec("e", "embedding"))
-		err := eachPacked(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)}, func(r *driver.Record) error {
-			id, _ := r.Values[0].(string)
-			emb, err := asF32(r.Values[1])
-			if err != nil {
-				return fmt.Errorf("evidence %v: %w", r.Values[0], err)
-			}
-			out[id] = emb
-			return nil
-		})
+		err := eachPacked(ctx, tx, q, map[string]any{"sid": sessionID, "dim": int64(dim)}, embeddingsInto(out))
 		if err != nil {
 			return err
 		}
@@ -784,6 +767,16 @@ func idEmbedding(r *driver.Record) (string, []float32, error) {
 		return id, nil, fmt.Errorf("evidence %q: %w", id, err)
 	}
 	return id, emb, nil
+}
+
+// embeddingsInto is a row callback that keeps each (id, embedding) row
+// in m.
+func embeddingsInto(m map[string][]float32) func(*driver.Record) error {
+	return func(r *driver.Record) error {
+		id, emb, err := idEmbedding(r)
+		m[id] = emb
+		return err
+	}
 }
 
 // exactNeighbors keeps the candidates with exact cosine >= threshold,
