@@ -454,12 +454,7 @@ func (s *Store) NearestCosine(ctx context.Context, sessionID string, queries [][
 	if err != nil {
 		return nil, err
 	}
-	var fresh [][]float64
-	for _, f := range raw {
-		if u := graph.UnitVector(f); u != nil {
-			fresh = append(fresh, u)
-		}
-	}
+	fresh := unitsOf(raw)
 	err = s.read(ctx, "nearest cosine", func(ctx context.Context, tx driver.ManagedTransaction) error {
 		k0, err := s.startK(ctx, tx, sessionID, dim, int64(added))
 		if err != nil {
@@ -498,7 +493,7 @@ func (s *Store) labelFresh(ctx context.Context, sessionID string, dim int) (fres
 	if err := s.ensureVecIndex(ctx, dim); err != nil {
 		return nil, 0, err
 	}
-	if batch, calls := s.cfg.LabelBatch, s.labelCalls(sessionID, dim); batch > 1 && calls.Load() > 0 && calls.Load() < sweepEvery {
+	if batch, calls := s.cfg.LabelBatch, s.labelCalls(sessionID, dim); batch > 1 && !sweepDue(calls.Load()) {
 		waiting, err := s.waitingLabel(ctx, sessionID, dim)
 		if err != nil || len(waiting) < batch {
 			if err == nil {
@@ -576,7 +571,7 @@ const nonZero = "any(x IN e.embedding WHERE x <> 0.0)"
 func (s *Store) labelQuery(sessionID string, dim int, ret string) (string, func()) {
 	label := vecLabel(dim)
 	calls := s.labelCalls(sessionID, dim)
-	if n := calls.Load(); n > 0 && n < sweepEvery {
+	if !sweepDue(calls.Load()) {
 		return fmt.Sprintf(`MATCH (e:%s {session_id: $sid}) REMOVE e:%s
 WITH e WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
 SET e:%s RETURN %s`, pendingLabel, pendingLabel, label, nonZero, label, ret), func() { calls.Add(1) }
@@ -585,6 +580,11 @@ SET e:%s RETURN %s`, pendingLabel, pendingLabel, label, nonZero, label, ret), fu
 WHERE NOT e:%s AND e.embedding IS NOT NULL AND size(e.embedding) = $dim AND %s
 SET e:%s REMOVE e:%s RETURN %s`, label, nonZero, label, pendingLabel, ret), func() { calls.Store(1) }
 }
+
+// sweepDue says whether a labelling call that follows n calls since the
+// last sweep (labelCalls) sweeps: the first call of a process for a
+// session, and every sweepEvery-th.
+func sweepDue(n int64) bool { return n <= 0 || n >= sweepEvery }
 
 // labelCalls counts the session's labelling calls of dimension dim since
 // this process last swept its evidence (labelQuery), a read of the
