@@ -172,17 +172,29 @@ func (d *signalsDoc) obs() Observation {
 // order: the only tasks the state embedding reads. Store.Tasks was every
 // task's embeddings, every iteration; the outline that replaced it was a
 // row per task; the ACTIVE ones come from the status index.
+//
+// The focus is read beside the ACTIVE ones, not after them: it is seldom
+// among them (ApplyOps has usually completed it), and the two reads are
+// a round trip each on Neo4j.
 func (a *Activities) observedTasks(ctx context.Context, sid, focus string) ([]graph.Task, error) {
-	tasks, err := a.Store.TasksWithStatus(ctx, sid, graph.Active)
-	if err != nil {
-		return nil, fmt.Errorf("observe active tasks: %w", err)
+	var (
+		tasks, f   []graph.Task
+		errA, errF error
+		wg         sync.WaitGroup
+	)
+	wg.Go(func() { tasks, errA = a.Store.TasksWithStatus(ctx, sid, graph.Active) })
+	if focus != "" {
+		wg.Go(func() { f, errF = a.Store.TasksByIDs(ctx, sid, []string{focus}) })
+	}
+	wg.Wait()
+	if errA != nil {
+		return nil, fmt.Errorf("observe active tasks: %w", errA)
 	}
 	if focus == "" || slices.ContainsFunc(tasks, func(t graph.Task) bool { return t.ShortID == focus }) {
 		return tasks, nil
 	}
-	f, err := a.Store.TasksByIDs(ctx, sid, []string{focus})
-	if err != nil {
-		return nil, fmt.Errorf("observe focus task: %w", err)
+	if errF != nil {
+		return nil, fmt.Errorf("observe focus task: %w", errF)
 	}
 	tasks = append(tasks, f...)
 	graph.SortTasks(tasks)

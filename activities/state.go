@@ -49,6 +49,13 @@ func (a *Activities) prevSignals(ctx context.Context, s graph.Session, iter int)
 	if err != nil {
 		return doc, err
 	}
+	return withPrior(doc, ok, s), nil
+}
+
+// withPrior is a read signals document (found: ok) completed with the
+// algebraic prior where it says nothing: an empty basis and the goal as
+// the gap.
+func withPrior(doc signalsDoc, ok bool, s graph.Session) signalsDoc {
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	if !ok {
 		doc.SVD = algebra.EmptySVD(len(goal))
@@ -56,7 +63,7 @@ func (a *Activities) prevSignals(ctx context.Context, s graph.Session, iter int)
 	if len(doc.Gap) == 0 {
 		doc.Gap = goal
 	}
-	return doc, nil
+	return doc
 }
 
 // ReadState is Tx1: the tasks (no vectors), the ready set with the three

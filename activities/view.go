@@ -30,12 +30,18 @@ func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadState
 		readySet []graph.Task
 		total    int
 	)
+	var prevOK bool
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		if s, err = a.Store.GetSession(gctx, in.SessionID); err != nil {
 			return fmt.Errorf("read view session: %w", err)
 		}
-		prev, err = a.prevSignals(gctx, s, in.Iteration)
+		return nil
+	})
+	// The signals blob is keyed by the session id: read beside the
+	// session, not after it (a round trip each on Neo4j).
+	g.Go(func() (err error) {
+		prevOK, err = getBlob(gctx, a.Store, in.SessionID, signalsKey(in.Iteration-1), &prev)
 		return err
 	})
 	// The counts by status, not the outline: the view shows no task of
@@ -63,6 +69,7 @@ func (a *Activities) readView(ctx context.Context, in ReadStateInput) (ReadState
 	if err := g.Wait(); err != nil {
 		return ReadStateResult{}, err
 	}
+	prev = withPrior(prev, prevOK, s)
 	goal := algebra.ToFloat64(s.GoalQueryEmb)
 	out := ReadStateResult{Evidence: total, GapGoalCos: algebra.Cosine(prev.Gap, goal), Counts: map[string]int{},
 		RootDone: counts.Root == graph.Done}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // syncIncremental is SyncSimilar when a watermark says which evidence is
@@ -383,12 +384,19 @@ func refineSome(ctx context.Context, s Store, sessionID string, affected []strin
 			need = append(need, e.From, e.To)
 		}
 	}
-	evs, err := s.EvidenceByIDs(ctx, sessionID, sortedSet(need))
-	if err != nil {
-		return err
-	}
-	rec, shards, err := loadStrengthRecords(ctx, s, sessionID, affected)
-	if err != nil {
+	// The two reads are independent: a round trip each on Neo4j, on the
+	// sync's path before its commit.
+	var (
+		evs        []Evidence
+		rec        map[string]strengthRecord
+		shards     map[string]map[string]strengthRecord
+		errE, errR error
+		wg         sync.WaitGroup
+	)
+	wg.Go(func() { evs, errE = s.EvidenceByIDs(ctx, sessionID, sortedSet(need)) })
+	wg.Go(func() { rec, shards, errR = loadStrengthRecords(ctx, s, sessionID, affected) })
+	wg.Wait()
+	if err := errors.Join(errE, errR); err != nil {
 		return err
 	}
 	support, against := independentWeights(evs, touching)
