@@ -107,6 +107,7 @@ start() {
   # setsid: the server outlives the shell that started it, in its own
   # process group. The password goes through the environment, not argv.
   NEO4J_PASSWORD="$PASSWORD" setsid java -Xms256m -Xmx"$HEAP" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
+    -Xlog:gc:file="$d/gc.log":time,uptime:filecount=2,filesize=10m \
     --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
     --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
     -Dio.netty.tryReflectionSetAccessible=true \

@@ -78,6 +78,11 @@ func runBackend(ctx context.Context, o options, backend string, emit func(point)
 	acts := &activities.Activities{Cfg: cfg, Store: st, Embed: llm.NewEmbedClient(llm.EmbedConfig{BaseURL: model.URL()}, nil)}
 	r := newRunner(acts, cfg)
 	r.timer = timer
+	if backend == "neo4j" {
+		if r.server, err = newServerMeter(o.serverPID); err != nil {
+			return err
+		}
+	}
 	s := &session{id: fmt.Sprintf("long-%s-%d", backend, time.Now().UnixNano()), gen: generator{seed: o.seed, dim: o.dim},
 		similar: similarConfig{threshold: cfg.Algebra.SimilarThreshold, maxPer: cfg.Algebra.SimilarMaxPerNode}}
 	if !o.keep {
@@ -132,7 +137,11 @@ func measure(ctx context.Context, o options, st graph.Store, r *runner, s *sessi
 		}
 	}
 	r.labels = []string{"size", fmt.Sprint(n), "phase", "steady"}
-	if err := r.steady(ctx, o, st, s, &p, iters); err != nil {
+	err = r.steady(ctx, o, st, s, &p, iters)
+	if p.server = r.server != nil; p.server && r.server.err != nil {
+		p.serverErr = r.server.err.Error()
+	}
+	if err != nil {
 		return p, err
 	}
 	if o.ingest > 0 && len(p.timings) > 0 {
@@ -210,7 +219,11 @@ func (r *runner) steady(ctx context.Context, o options, st graph.Store, s *sessi
 		}
 		t.arm = arm
 		p.timings = append(p.timings, t)
-		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d%s %s %v\n", p.backend, p.n, s.iter, setting, t.total().Round(time.Millisecond), t.step)
+		server := ""
+		if r.server != nil {
+			server = fmt.Sprintf(" server CPU %s", ms(t.server))
+		}
+		fmt.Fprintf(os.Stderr, "long: %s at %d: iteration %d%s %s %v%s\n", p.backend, p.n, s.iter, setting, t.total().Round(time.Millisecond), t.step, server)
 		if o.timeline {
 			fmt.Fprint(os.Stderr, r.timer.timeline(fmt.Sprintf("of iteration %d (focus %s)", s.iter, t.task)))
 		}

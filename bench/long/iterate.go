@@ -34,6 +34,9 @@ type timing struct {
 	// system, every thread): the store's own work on the embedded backend,
 	// and a measure that a loaded machine inflates far less than wall time.
 	cpu time.Duration
+	// server is the database server's CPU time over the four steps
+	// (-server-pid; Neo4j's own work, on the same cores).
+	server time.Duration
 	// task is the task the iteration focused.
 	task string
 	// arm is the setting of -alternate the iteration ran with.
@@ -65,6 +68,9 @@ type runner struct {
 	// timer, with -calls, times the store calls of the steady phase's
 	// steps (calls.go).
 	timer *callTimer
+	// server, with -server-pid, adds up the database server's CPU time
+	// over the steps' calls (server.go).
+	server *serverMeter
 }
 
 func newRunner(acts *activities.Activities, cfg config.Config) *runner {
@@ -92,10 +98,12 @@ func (r *runner) call(step string, fn, in, out any) (time.Duration, error) {
 		r.timer.setStep(step)
 		defer r.timer.setStep("")
 	}
+	end := r.server.around() // its reads fall outside the timed span
 	start, cpu := time.Now(), processCPU()
 	v, err := r.env.ExecuteActivity(fn, in)
 	d := time.Since(start)
 	r.cpu += processCPU() - cpu
+	end()
 	if err != nil {
 		return d, err
 	}
@@ -115,8 +123,8 @@ func (r *runner) iterate(ctx context.Context, st graph.Store, s *session) (t tim
 	s.iter++
 	it, cfg := s.iter, r.cfg
 	t = timing{step: map[string]time.Duration{}}
-	cpu0 := r.cpu
-	defer func() { t.cpu = r.cpu - cpu0 }()
+	cpu0, server0 := r.cpu, r.server.sum()
+	defer func() { t.cpu, t.server = r.cpu-cpu0, r.server.sum()-server0 }()
 	var rs contract.ReadStateResult
 	var d time.Duration
 	// The bounded view, as the workflow calls them (workflows/bounded.go).

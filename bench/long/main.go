@@ -58,6 +58,7 @@ type options struct {
 	vecStmts   int
 	labelBatch int
 	alt        alternate
+	serverPID  int
 }
 
 func main() {
@@ -103,6 +104,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.vecStmts, "vector-statements", config.Defaults().Graph.Neo4jVectorStatements, "Neo4j store: read transactions at once of a sync's vector queries (graph.neo4j_vector_statements; 1: one, as before it existed)")
 	fs.IntVar(&o.labelBatch, "label-batch", config.Defaults().Graph.Neo4jLabelBatch, "Neo4j store: new items a session leaves outside the vector index before a call adds them (graph.neo4j_label_batch; 1: every call, as before it existed)")
 	alt := fs.String("alternate", "", "key=value,value[,...]: the session config key (as in config/params.go) takes the values in turn over the timed iterations, and a table by value follows (compare settings in one process on one database)")
+	fs.IntVar(&o.serverPID, "server-pid", 0, "process id of the Neo4j server on this machine: its CPU time over the steps joins the table (0: not measured)")
 	fs.BoolVar(&o.calls, "calls", false, "time each store call of the timed iterations, per step, and print them per size")
 	fs.BoolVar(&o.timeline, "timeline", false, "print each timed iteration's store calls in the order they started, with their start in the step and their time (implies -calls)")
 	if err := fs.Parse(args); err != nil {

@@ -33,8 +33,8 @@ func dur(d time.Duration) string {
 func renderTable(o options, pts []point) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Store work of one iteration (ms, median / p90 of %d iterations after the first iteration at that size, which is reported apart), %d-dim embeddings, instant deterministic embedder.\n\n", o.iters, o.dim)
-	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | mean total | CPU of this process in the steps | ingest (not in total) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| backend | evidence | tasks | fill | first iteration | ReadState | Focus | ApplyOps | Observe | **total** | mean total | CPU of this process in the steps | server CPU in the steps | ingest (not in total) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range pts {
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |", p.backend, p.items, p.tasks, dur(p.fill), dur(p.first.total()))
 		for _, s := range append(append([]string{}, steps...), "total") {
@@ -47,7 +47,7 @@ func renderTable(o options, pts []point) string {
 		}
 		c, _ := p.stat("cpu")
 		m, _ := p.stat("ingest")
-		fmt.Fprintf(&b, " %s | %s | %s |\n", ms(p.meanTotal()), ms(c), ms(m))
+		fmt.Fprintf(&b, " %s | %s | %s | %s |\n", ms(p.meanTotal()), ms(c), p.serverCell(), ms(m))
 	}
 	b.WriteString("\nThe mean total carries Observe's recompute from all evidence, every `algebra.signals_recompute_every` iterations (20), when one fell among the timed iterations; the median does not. The ingest column is the store write of one page's items; a research child's Ingest activity is timed below.\n")
 	b.WriteString(renderIngest(pts))

@@ -33,6 +33,23 @@ type point struct {
 	ingests  []time.Duration // research Ingest calls (-ingest)
 	calls    string          // the store calls of the timed iterations (-calls)
 	arms     string          // the timed iterations by setting (-alternate)
+	// server says whether the server's CPU was measured (-server-pid),
+	// and serverErr why its reads stopped, if they did.
+	server    bool
+	serverErr string
+}
+
+// serverCell is the table's server CPU cell: the median, "–" when not
+// measured, or why the measurement failed.
+func (p point) serverCell() string {
+	switch {
+	case !p.server:
+		return "–"
+	case p.serverErr != "":
+		return "failed: " + p.serverErr
+	}
+	m, _ := p.stat("server")
+	return ms(m)
 }
 
 // stat is the median and p90 of one step (or the total, step "total").
@@ -45,6 +62,8 @@ func (p point) stat(step string) (med, p90 time.Duration) {
 			d = append(d, t.ingest)
 		} else if step == "cpu" {
 			d = append(d, t.cpu)
+		} else if step == "server" {
+			d = append(d, t.server)
 		} else {
 			d = append(d, t.step[step])
 		}
