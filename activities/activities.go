@@ -68,10 +68,18 @@ func getBlob(ctx context.Context, s graph.Store, session, key string, v any) (bo
 	if err != nil {
 		return false, fmt.Errorf("read blob %s: %w", key, err)
 	}
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
-		return false, fmt.Errorf("decode blob %s: %w", key, err)
+	if err := decodeBlob(key, b, v); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// decodeBlob decodes a gob document read under key into v.
+func decodeBlob(key string, b []byte, v any) error {
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
+		return fmt.Errorf("decode blob %s: %w", key, err)
+	}
+	return nil
 }
 
 func putBlob(ctx context.Context, s graph.Store, session, key string, v any) error {

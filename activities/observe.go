@@ -105,33 +105,46 @@ func (a *Activities) observe(ctx context.Context, in ObserveInput) (Observation,
 
 // observeReads reads the iteration's signals blob (done: not nil when
 // this iteration was observed already, a retry after the commit), the
-// setup, the observed tasks and the evidence of the novelty window, the
-// four at once: on Neo4j each is a round trip. The others are wasted only
-// on such a retry, whose answer stands whatever they found, and the
-// window when the path turns out cold (every RecomputeEvery iterations,
-// which read every row anyway).
+// setup, the observed tasks and the evidence of the novelty window, at
+// once: on Neo4j each read is a transaction, and the two signals blobs
+// (this iteration's and the previous one's) share one. The others are
+// wasted only on such a retry, whose answer stands whatever they found,
+// and the window when the path turns out cold (every RecomputeEvery
+// iterations, which read every row anyway).
 func (a *Activities) observeReads(ctx context.Context, in ObserveInput) (*signalsDoc, observeSetup, []graph.Task, windowRead, error) {
 	var (
-		done                 signalsDoc
-		found                bool
-		su                   observeSetup
-		tasks                []graph.Task
-		window               windowRead
-		errDone, errSu, errT error
-		wg                   sync.WaitGroup
+		blobs            map[string][]byte
+		s                graph.Session
+		tasks            []graph.Task
+		window           windowRead
+		errB, errS, errT error
+		wg               sync.WaitGroup
 	)
-	wg.Go(func() { found, errDone = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration), &done) })
-	wg.Go(func() { su, errSu = a.observeSetup(ctx, in) })
+	doneKey, prevKey := signalsKey(in.Iteration), signalsKey(in.Iteration-1)
+	wg.Go(func() {
+		if blobs, errB = a.Store.GetBlobs(ctx, in.SessionID, []string{doneKey, prevKey}); errors.Is(errB, graph.ErrNotFound) {
+			blobs, errB = nil, nil // no session: the session read says so
+		}
+	})
+	wg.Go(func() { s, errS = a.Store.GetSession(ctx, in.SessionID) })
 	wg.Go(func() { tasks, errT = a.observedTasks(ctx, in.SessionID, in.Task) })
 	wg.Go(func() { window = a.readWindow(ctx, in) })
 	wg.Wait()
-	switch {
-	case errDone != nil:
-		return nil, su, nil, window, errDone
-	case found:
-		return &done, su, nil, window, nil
+	if errB != nil {
+		return nil, observeSetup{}, nil, window, fmt.Errorf("read signals blobs: %w", errB)
 	}
-	return nil, su, tasks, window, errors.Join(errSu, errT)
+	if data, ok := blobs[doneKey]; ok {
+		var done signalsDoc
+		if err := decodeBlob(doneKey, data, &done); err != nil {
+			return nil, observeSetup{}, nil, window, err
+		}
+		return &done, observeSetup{}, nil, window, nil
+	}
+	if errS != nil {
+		return nil, observeSetup{}, nil, window, errors.Join(fmt.Errorf("observe session: %w", errS), errT)
+	}
+	su, err := newObserveSetup(in, s, prevKey, blobs)
+	return nil, su, tasks, window, errors.Join(err, errT)
 }
 
 // windowRead is the evidence of the novelty window (CreatedIter ≥
@@ -201,21 +214,17 @@ func (a *Activities) observedTasks(ctx context.Context, sid, focus string) ([]gr
 	return tasks, nil
 }
 
-// observeSetup reads the session and the previous blob and resolves the
+// newObserveSetup is the setup of an observation: the session, the
+// previous signals blob (blobs[prevKey], when there is one) and the
 // settings (zero values of older inputs: the defaults).
-func (a *Activities) observeSetup(ctx context.Context, in ObserveInput) (observeSetup, error) {
-	su := observeSetup{in: in, sp: signalParams(in),
+func newObserveSetup(in ObserveInput, s graph.Session, prevKey string, blobs map[string][]byte) (observeSetup, error) {
+	su := observeSetup{in: in, s: s, sp: signalParams(in),
 		k: orDefault(in.SVDK, config.Defaults().Algebra.SVDK), minE: orDefault(in.MinEvidence, config.Defaults().Algebra.MinEvidence)}
-	var errS, errPrev error
-	var wg sync.WaitGroup // two round trips at once on Neo4j
-	wg.Go(func() { su.s, errS = a.Store.GetSession(ctx, in.SessionID) })
-	wg.Go(func() { su.prevOK, errPrev = getBlob(ctx, a.Store, in.SessionID, signalsKey(in.Iteration-1), &su.prev) })
-	wg.Wait()
-	if errS != nil {
-		return observeSetup{}, fmt.Errorf("observe session: %w", errS)
-	}
-	if errPrev != nil {
-		return observeSetup{}, errPrev
+	if data, ok := blobs[prevKey]; ok {
+		if err := decodeBlob(prevKey, data, &su.prev); err != nil {
+			return observeSetup{}, err
+		}
+		su.prevOK = true
 	}
 	su.goal = algebra.ToFloat64(su.s.GoalQueryEmb)
 	su.inc = su.sp.Incremental.WithDefaults()
