@@ -11,7 +11,8 @@
 #   scripts/neo4j.sh env   [DIR]           print the LETHE_TEST_NEO4J_* exports of a running server
 #
 # DIR is the data directory (default NEO4J_DIR or ./lethe-data/neo4j): the
-# database, its logs, neo4j.pid, neo4j.port and neo4j.out live there. PORT
+# database, its logs, neo4j.pid, neo4j.port, neo4j.out and gc.log (the
+# JVM's collections, two files of at most 10 MB) live there. PORT
 # defaults to NEO4J_PORT or 7687. User "neo4j", password NEO4J_PASSWORD
 # (default lethe-neo4j, at least 8 characters). NEO4J_HEAP (default 768m)
 # and NEO4J_PAGECACHE_MB (default 128) size the server's memory.
