@@ -85,3 +85,61 @@ func TestObserveWindowReadAtOnce(t *testing.T) {
 		t.Fatalf("iteration 2 with the store back: path %q, want incremental", st.path)
 	}
 }
+
+// blobsDown is a store whose GetBlobs fails with a store error.
+type blobsDown struct {
+	graph.Store
+}
+
+func (blobsDown) GetBlobs(context.Context, string, []string) (map[string][]byte, error) {
+	return nil, errDown
+}
+
+// focusDown is a store whose task reads by id fail.
+type focusDown struct {
+	graph.Store
+}
+
+func (focusDown) TasksByIDs(context.Context, string, []string) ([]graph.Task, error) {
+	return nil, errDown
+}
+
+// TestObserveSignalsBlobsOneRead: the iteration's and the previous
+// signals blobs come in one GetBlobs. Its failure fails the observation
+// (it is not read as "no blob", which would start the signals over); the
+// focus read beside the ACTIVE tasks fails it only when the focus is not
+// among them.
+func TestObserveSignalsBlobsOneRead(t *testing.T) {
+	o := newObsSession(t, 32, 4)
+	inc := algebra.IncrementalParams{Keep: 3}
+	o.add(t, 1, 10)
+	o.observe(t, 1, inc)
+	o.add(t, 2, 10)
+	store := o.a.Store
+	sp := algebra.DefaultSignalParams()
+	sp.Incremental = inc
+	in := ObserveInput{SessionID: o.sid, Iteration: 2, Task: graph.RootShortID, Signals: &sp}
+	o.a.Store = blobsDown{store}
+	if _, _, err := o.a.observe(t.Context(), in); !errors.Is(err, errDown) {
+		t.Fatalf("iteration 2 with GetBlobs down: %v, want the store's error", err)
+	}
+	// The root is the focus, with its own read down: PENDING fails the
+	// observation, ACTIVE (among the ACTIVE tasks) does not need the read.
+	// In that order: the second commits the iteration.
+	o.a.Store = focusDown{store}
+	for _, c := range []struct {
+		status graph.Status
+		fails  bool
+	}{{graph.Pending, true}, {graph.Active, false}} {
+		if _, err := store.SetStatus(t.Context(), o.sid, graph.RootShortID, []graph.Status{graph.Pending, graph.Active}, c.status); err != nil {
+			t.Fatal(err)
+		}
+		_, st, err := o.a.observe(t.Context(), in)
+		if c.fails && !errors.Is(err, errDown) {
+			t.Fatalf("focus %s, its own read down: %v, want the store's error", c.status, err)
+		}
+		if !c.fails && (err != nil || st.path != "incremental") {
+			t.Fatalf("focus %s, its own read down: path %q, %v; want an incremental observation", c.status, st.path, err)
+		}
+	}
+}
