@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,30 @@ func TestServerCell(t *testing.T) {
 	p.serverErr = "gone"
 	if got := p.serverCell(); !strings.Contains(got, "gone") {
 		t.Fatalf("failed reads: %q", got)
+	}
+}
+
+// A server that exits during a step: the meter keeps what it had, stops
+// measuring, and the table's cell says why instead of showing a number.
+func TestServerMeterServerGone(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep binary: %v", err)
+	}
+	m, err := newServerMeter(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := m.around()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	end()
+	if m.err == nil || m.sum() != 0 {
+		t.Fatalf("server gone mid-step: err %v, sum %v; want an error and nothing summed", m.err, m.sum())
+	}
+	m.around()() // later spans measure nothing and do not panic
+	p := point{server: true, serverErr: m.err.Error()}
+	if got := p.serverCell(); !strings.HasPrefix(got, "failed: ") {
+		t.Fatalf("cell %q, want the failure", got)
 	}
 }
