@@ -5,11 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/internal/lethetest"
 )
 
@@ -241,6 +244,171 @@ func dockerfileProblems(b []byte) []string {
 	}
 	if sandboxOff {
 		out = append(out, "turns Chromium's sandbox off (--no-sandbox)")
+	}
+	return out
+}
+
+// TestDeploySearXNG holds docker-compose.yml to a SearXNG the worker can
+// use: deploy/searxng/settings.yml mounted read-only where the searxng
+// service reads its settings, that file turning JSON on and the limiter off
+// with no secret of its own, and the worker searching the web (SearXNG
+// first) instead of the test corpus the image carries. The settings file
+// itself is run by a real SearXNG in research's TestRealSearXNGDeploySettings.
+func TestDeploySearXNG(t *testing.T) {
+	root := lethetest.Root()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, p := range searxngComposeProblems(read("docker-compose.yml"), read("Dockerfile")) {
+		t.Errorf("docker-compose.yml: %s", p)
+	}
+	for _, p := range searxngSettingsProblems(read("deploy/searxng/settings.yml")) {
+		t.Errorf("deploy/searxng/settings.yml: %s", p)
+	}
+}
+
+// TestDeploySearXNGChecksCatchViolations feeds the SearXNG checks the
+// compose file and settings this repo used to ship (no settings mounted,
+// the worker on auto) and SearXNG's own defaults.
+func TestDeploySearXNGChecksCatchViolations(t *testing.T) {
+	compose := `
+services:
+  searxng:
+    environment:
+      SEARXNG_SETTINGS_PATH: /etc/searxng/settings.yml
+  worker:
+    depends_on:
+      temporal: {condition: service_healthy}
+    environment:
+      LETHE_RESEARCH_SEARXNG_URL: http://searxng:8080
+`
+	dockerfile := "FROM golang AS build\nENV LETHE_RESEARCH_CORPUS_DIR=/src\nFROM debian\nENV LETHE_RESEARCH_CORPUS_DIR=/corpus LETHE_GRAPH_PATH=/data/graph.db \\\n    HOME=/home/lethe\n"
+	if env := dockerfileEnv([]byte(dockerfile)); env["LETHE_RESEARCH_CORPUS_DIR"] != "/corpus" || env["HOME"] != "/home/lethe" {
+		t.Errorf("dockerfileEnv = %v", env)
+	}
+	got := searxngComposeProblems([]byte(compose), []byte(dockerfile))
+	for _, want := range []string{"lack", "depend", `["corpus" "searxng"]`} {
+		if !containsAny(got, want) {
+			t.Errorf("no problem mentions %s; got %q", want, got)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d problems, want 3: %q", len(got), got)
+	}
+	settings := "server:\n  limiter: true\n  secret_key: \"ultrasecretkey\"\nsearch:\n  formats:\n    - html\n"
+	got = searxngSettingsProblems([]byte(settings))
+	for _, want := range []string{"use_default_settings", "lacks json", "limiter", "secret_key"} {
+		if !containsAny(got, want) {
+			t.Errorf("no settings problem mentions %s; got %q", want, got)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("%d settings problems, want 4: %q", len(got), got)
+	}
+}
+
+type composeService struct {
+	Volumes     []string          `yaml:"volumes"`
+	Environment map[string]string `yaml:"environment"`
+	DependsOn   map[string]any    `yaml:"depends_on"`
+}
+
+// searxngComposeProblems checks the searxng service's settings mount and
+// the worker's search providers, resolved as the worker resolves them
+// from the image's environment (Dockerfile ENV) and the compose file's.
+func searxngComposeProblems(compose, dockerfile []byte) []string {
+	var c struct {
+		Services map[string]composeService `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(compose, &c); err != nil {
+		return []string{err.Error()}
+	}
+	sx, worker := c.Services["searxng"], c.Services["worker"]
+	var out []string
+	const mount = "./deploy/searxng/settings.yml:/etc/searxng/settings.yml:ro"
+	if !slices.Contains(sx.Volumes, mount) {
+		out = append(out, fmt.Sprintf("searxng: volumes %q lack %q", sx.Volumes, mount))
+	}
+	if p := sx.Environment["SEARXNG_SETTINGS_PATH"]; p != "" && p != "/etc/searxng/settings.yml" {
+		out = append(out, fmt.Sprintf("searxng: SEARXNG_SETTINGS_PATH %q is not the mounted file", p))
+	}
+	if _, ok := worker.DependsOn["searxng"]; !ok {
+		out = append(out, "worker: does not depend on searxng")
+	}
+	var env []string
+	for k, v := range dockerfileEnv(dockerfile) {
+		env = append(env, k+"="+v)
+	}
+	for k, v := range worker.Environment {
+		if strings.HasPrefix(k, "LETHE_RESEARCH_") {
+			env = append(env, k+"="+v)
+		}
+	}
+	cfg, err := load.Load(load.Sources{Env: env})
+	if err != nil {
+		return append(out, "worker: "+err.Error())
+	}
+	chain := cfg.Research.ProviderList()
+	if len(chain) == 0 || chain[0] != config.ProviderSearXNG || slices.Contains(chain, config.ProviderCorpus) {
+		out = append(out, fmt.Sprintf("worker: search providers %q, want SearXNG first and not the image's test corpus (set LETHE_RESEARCH_PROVIDERS)", chain))
+	}
+	return out
+}
+
+// dockerfileEnv is the final stage's ENV KEY=VALUE settings.
+func dockerfileEnv(b []byte) map[string]string {
+	env := map[string]string{}
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		switch strings.ToUpper(fields[0]) {
+		case "FROM":
+			clear(env)
+		case "ENV":
+			for _, f := range fields[1:] {
+				if k, v, ok := strings.Cut(f, "="); ok {
+					env[k] = v
+				}
+			}
+		}
+	}
+	return env
+}
+
+// searxngSettingsProblems checks the settings the worker depends on.
+func searxngSettingsProblems(b []byte) []string {
+	var s struct {
+		UseDefaultSettings bool `yaml:"use_default_settings"`
+		Search             struct {
+			Formats []string `yaml:"formats"`
+		} `yaml:"search"`
+		Server struct {
+			Limiter   *bool  `yaml:"limiter"`
+			SecretKey string `yaml:"secret_key"`
+		} `yaml:"server"`
+	}
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	if !s.UseDefaultSettings {
+		out = append(out, "use_default_settings is not true: the file would replace SearXNG's engine list")
+	}
+	if !slices.Contains(s.Search.Formats, "json") {
+		out = append(out, fmt.Sprintf("search.formats %q lacks json: the worker's every search would be a 403", s.Search.Formats))
+	}
+	if s.Server.Limiter == nil || *s.Server.Limiter {
+		out = append(out, "server.limiter is not false: the limiter answers the worker's API calls with 429")
+	}
+	if s.Server.SecretKey != "" {
+		out = append(out, "server.secret_key is set in the file: it comes from SEARXNG_SECRET")
 	}
 	return out
 }

