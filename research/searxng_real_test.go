@@ -45,6 +45,11 @@ func TestRealSearXNGDeploySettings(t *testing.T) {
 		t.Parallel()
 		inst := startRealSearXNG(t, script, "", "lethe-test-secret-"+t.Name())
 		refusedBefore := inst.refused(t)
+		if refusedBefore == 0 {
+			// SearXNG's start fetches tracker rules and engine data
+			// from the web: a guard that saw none is not in place.
+			t.Fatalf("the loopback guard refused nothing during SearXNG's start; log %s", inst.log)
+		}
 		s := realSearXNGClient(t, inst.url)
 		hits, err := s.Search(context.Background(), realSearXNGQuery, 10)
 		if err != nil {

@@ -5,11 +5,10 @@ SearXNG's default engines search the public web: a query that selects one,
 and engine set-up code run at start, would otherwise resolve and connect to
 outside hosts. A Python audit hook refuses, before any packet is sent, name
 lookups of hosts other than localhost and connections or datagrams to
-addresses outside 127.0.0.0/8 and ::1. Each refusal is logged once per host
-on stderr as "searxng-loopback: refused HOST" so that a test can see what
-was attempted. SearXNG itself runs unchanged: its settings come from
-SEARXNG_SETTINGS_PATH, its address from SEARXNG_BIND_ADDRESS and
-SEARXNG_PORT, as in any SearXNG.
+addresses outside 127.0.0.0/8 and ::1. Each refusal is logged on stderr as
+"searxng-loopback: refused HOST" so that a test can see what was attempted.
+SearXNG itself runs unchanged: its settings come from SEARXNG_SETTINGS_PATH,
+its address from SEARXNG_BIND_ADDRESS and SEARXNG_PORT, as in any SearXNG.
 
     python scripts/searxng/loopback.py   (scripts/searxng.sh start runs it)
 """
@@ -17,8 +16,6 @@ SEARXNG_PORT, as in any SearXNG.
 import ipaddress
 import socket
 import sys
-
-_refused = set()
 
 
 def _name(host):
@@ -44,9 +41,7 @@ def _local(host):
 
 def _refuse(host):
     host = _name(host)
-    if host not in _refused:
-        _refused.add(host)
-        print(f"searxng-loopback: refused {host}", file=sys.stderr, flush=True)
+    print(f"searxng-loopback: refused {host}", file=sys.stderr, flush=True)
     raise PermissionError(f"searxng-loopback: {host} is not on loopback")
 
 
@@ -66,10 +61,7 @@ def _hook(event, args):
         host = _address_host(sock, address)
         if host is not None and not _local(host):
             _refuse(host)
-    elif event == "socket.getaddrinfo":
-        if not _local(args[0]):
-            _refuse(args[0])
-    elif event in ("socket.gethostbyname", "socket.gethostbyaddr"):
+    elif event in ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr"):
         if not _local(args[0]):
             _refuse(args[0])
 
