@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/evaltest"
+	"github.com/lethe-research/lethe/llm/llmtest"
+)
+
+// freePortPair is a loopback port P with P+1000 also free: the dev server
+// scripts/eval.sh starts takes P and its UI P+1000.
+func freePortPair(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		p, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p+1000 > 65535 {
+			continue
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p+1000), time.Second)
+		if err != nil {
+			return p
+		}
+		c.Close()
+	}
+	t.Fatal("no free port P with P+1000 free")
+	return 0
+}
+
+// freshClone clones the repository's committed HEAD into a temporary
+// directory: no RUN_DIR, no binaries, nothing a developer's machine
+// accumulated.
+func freshClone(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lethe")
+	if out, err := exec.Command("git", "clone", "-q", lethetest.Root(), dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// `make eval` as the README gives it, on a fresh clone with the default
+// RUN_DIR: the script starts its own dev server (on a free port, through
+// LETHE_TEMPORAL_HOST_PORT) and worker, the scripted model answers one
+// question, and the command exits 0 with the table printed and the outputs
+// under RUN_DIR/eval/<id>/. The binaries the script builds must not take
+// the output directory's path.
+func TestMakeEvalFreshClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole make eval")
+	}
+	clone := freshClone(t)
+	srv := llmtest.NewServer(evaltest.Script(t))
+	t.Cleanup(srv.Close)
+	p := lethetest.Params(srv.URL(), t.TempDir())
+	delete(p, "graph.path") // the script's default: RUN_DIR/graph.db
+	port := freePortPair(t)
+	for k, v := range map[string]string{"temporal.host_port": fmt.Sprintf("127.0.0.1:%d", port),
+		"eval.judge_batch": "1", "budget.max_iterations": "6"} {
+		p[k] = v
+	}
+	const id = "makeeval-fresh"
+	cmd := exec.Command("make", "-s", "eval", fmt.Sprintf("EVAL_ARGS=-n 1 -questions %s -id %s", writeQuestions(t, ""), id))
+	cmd.Dir = clone
+	cmd.Env = lethetest.Env(p)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the script's dev server and worker go with it
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(8 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("make eval did not end in 8 minutes; stderr:\n%s", errb.String())
+	}
+	t.Logf("make eval: %v", time.Since(start).Round(time.Second))
+	runDir := filepath.Join(clone, "lethe-data")
+	if err != nil {
+		worker, _ := os.ReadFile(filepath.Join(runDir, "worker.log"))
+		if len(worker) > 4000 {
+			worker = worker[len(worker)-4000:]
+		}
+		t.Fatalf("make eval: %v\nstderr:\n%s\nworker log (end):\n%s", err, errb.String(), worker)
+	}
+	for _, sys := range []string{"lethe", "rag", "loop"} {
+		if !strings.Contains(out.String(), "| "+sys+" | 1 | 0 |") {
+			t.Errorf("table has no row for %s with one question, none failed:\n%s", sys, out.String())
+		}
+	}
+	outDir := filepath.Join(runDir, "eval", id)
+	if !strings.Contains(errb.String(), "outputs: "+outDir) {
+		t.Errorf("the command does not say where the outputs are (%s):\n%s", outDir, errb.String())
+	}
+	b, err := os.ReadFile(filepath.Join(outDir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Split(strings.TrimSpace(string(b)), "\n")); n != 3 {
+		t.Errorf("results.jsonl has %d records, want 3 (one question, three systems):\n%s", n, b)
+	}
+	for _, f := range []string{"results.md", "accuracy-tokens.svg"} {
+		if st, err := os.Stat(filepath.Join(outDir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
