@@ -11,6 +11,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -59,20 +60,11 @@ func TestEvalOutputsWrittenAfterReset(t *testing.T) {
 	if err := os.Remove(outDir); err != nil {
 		t.Fatal(err)
 	}
-	resetAt := int64(0)
-	for _, e := range history(t, c, id, run.GetRunID()).Events {
-		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
-			resetAt = e.GetEventId()
-		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "WriteEvalOutputs" {
-			break
-		}
-	}
 	resp, err := c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
 		Namespace:                 "default",
 		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
 		Reason:                    "write outputs",
-		WorkflowTaskFinishEventId: resetAt,
+		WorkflowTaskFinishEventId: beforeWrite(history(t, c, id, run.GetRunID()).Events),
 		RequestId:                 fmt.Sprintf("reset-%d", time.Now().UnixNano()),
 	})
 	if err != nil {
@@ -91,4 +83,19 @@ func TestEvalOutputsWrittenAfterReset(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// beforeWrite is the WorkflowTaskCompleted event just before
+// WriteEvalOutputs was scheduled: the reset point that runs the write again.
+func beforeWrite(events []*historypb.HistoryEvent) int64 {
+	at := int64(0)
+	for _, e := range events {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			at = e.GetEventId()
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "WriteEvalOutputs" {
+			return at
+		}
+	}
+	return 0
 }

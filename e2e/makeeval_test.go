@@ -72,43 +72,23 @@ func TestMakeEvalFreshClone(t *testing.T) {
 		p[k] = v
 	}
 	const id = "makeeval-fresh"
-	cmd := exec.Command("make", "-s", "eval", fmt.Sprintf("EVAL_ARGS=-n 1 -questions %s -id %s", writeQuestions(t, ""), id))
-	cmd.Dir = clone
-	cmd.Env = lethetest.Env(p)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the script's dev server and worker go with it
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(8 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("make eval did not end in 8 minutes; stderr:\n%s", errb.String())
-	}
-	t.Logf("make eval: %v", time.Since(start).Round(time.Second))
+	out, errb, err := runMake(t, clone, lethetest.Env(p), "eval", fmt.Sprintf("EVAL_ARGS=-n 1 -questions %s -id %s", writeQuestions(t, ""), id))
 	runDir := filepath.Join(clone, "lethe-data")
 	if err != nil {
 		worker, _ := os.ReadFile(filepath.Join(runDir, "worker.log"))
 		if len(worker) > 4000 {
 			worker = worker[len(worker)-4000:]
 		}
-		t.Fatalf("make eval: %v\nstderr:\n%s\nworker log (end):\n%s", err, errb.String(), worker)
+		t.Fatalf("make eval: %v\nstderr:\n%s\nworker log (end):\n%s", err, errb, worker)
 	}
 	for _, sys := range []string{"lethe", "rag", "loop"} {
-		if !strings.Contains(out.String(), "| "+sys+" | 1 | 0 |") {
-			t.Errorf("table has no row for %s with one question, none failed:\n%s", sys, out.String())
+		if !strings.Contains(out, "| "+sys+" | 1 | 0 |") {
+			t.Errorf("table has no row for %s with one question, none failed:\n%s", sys, out)
 		}
 	}
 	outDir := filepath.Join(runDir, "eval", id)
-	if !strings.Contains(errb.String(), "outputs: "+outDir) {
-		t.Errorf("the command does not say where the outputs are (%s):\n%s", outDir, errb.String())
+	if !strings.Contains(errb, "outputs: "+outDir) {
+		t.Errorf("the command does not say where the outputs are (%s):\n%s", outDir, errb)
 	}
 	b, err := os.ReadFile(filepath.Join(outDir, "results.jsonl"))
 	if err != nil {
@@ -122,4 +102,31 @@ func TestMakeEvalFreshClone(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// runMake runs make -s with args in dir, at most eight minutes, and logs
+// how long it took. It runs in a process group of its own, so that the dev
+// server and worker the script starts go with it when it is killed.
+func runMake(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command("make", append([]string{"-s"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(8 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("make %v did not end in 8 minutes; stderr:\n%s", args, errb.String())
+	}
+	t.Logf("make %s: %v", args[0], time.Since(start).Round(time.Second))
+	return out.String(), errb.String(), err
 }
