@@ -39,14 +39,35 @@ func freePortPair(t *testing.T) int {
 	return 0
 }
 
-// freshClone clones the repository's committed HEAD into a temporary
-// directory: no RUN_DIR, no binaries, nothing a developer's machine
-// accumulated.
+// freshClone copies the repository's files as git sees them (tracked and
+// untracked, not ignored: the working tree under test) into a temporary
+// directory, as a clone would have them: no RUN_DIR, no binaries, nothing
+// a developer's machine accumulated.
 func freshClone(t *testing.T) string {
 	t.Helper()
+	ls := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	ls.Dir = lethetest.Root()
+	out, err := ls.Output()
+	if err != nil {
+		t.Fatalf("git ls-files in %s (the test copies the files git lists): %v", ls.Dir, err)
+	}
 	dir := filepath.Join(t.TempDir(), "lethe")
-	if out, err := exec.Command("git", "clone", "-q", lethetest.Root(), dir).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v\n%s", err, out)
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join(ls.Dir, f)
+		st, err := os.Lstat(src)
+		if err != nil || !st.Mode().IsRegular() { // deleted in the working tree, or a link
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, f), b, st.Mode().Perm())
+		}
+		if err != nil {
+			t.Fatalf("copy %s: %v", f, err)
+		}
 	}
 	return dir
 }
