@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -420,7 +422,7 @@ func (a *Activities) WriteEvalOutputs(ctx context.Context, in EvalOutputsInput) 
 	sums := score.Summarize(recs, in.Systems)
 	dir := filepath.Join(in.OutDir, unsafeName.ReplaceAllString(in.EvalID, "_"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return EvalOutputsResult{}, nonRetryable(ErrConfig, fmt.Errorf("eval outputs: %w", err))
+		return EvalOutputsResult{}, outputsError(fmt.Errorf("eval outputs: %w", err))
 	}
 	lines, err := score.JSONL(recs)
 	if err != nil {
@@ -434,10 +436,22 @@ func (a *Activities) WriteEvalOutputs(ctx context.Context, in EvalOutputsInput) 
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return EvalOutputsResult{}, fmt.Errorf("eval outputs: write %s: %w", name, err)
+			return EvalOutputsResult{}, outputsError(fmt.Errorf("eval outputs: write %s: %w", name, err))
 		}
 	}
 	return EvalOutputsResult{Dir: dir, Summaries: sums, Table: score.Table(sums, nil)}, nil
+}
+
+// outputsError classifies a failure to write the outputs: a path that is
+// not a directory, a permission or a read-only file system stays so until
+// someone fixes it, so retrying it is pointless (ErrConfig: the workflow
+// then waits for its retry-outputs signal); anything else (a full disk, an
+// I/O error) may pass and is retried.
+func outputsError(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EROFS) {
+		return nonRetryable(ErrConfig, err)
+	}
+	return err
 }
 
 func countQuestions(recs []EvalRecord) int {

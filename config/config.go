@@ -73,6 +73,8 @@ type Eval struct {
 	EvidenceMaxChars   int    `mapstructure:"evidence_max_chars" json:"evidence_max_chars"`
 	RecordAnswerChars  int    `mapstructure:"record_answer_chars" json:"record_answer_chars"`
 	OutDir             string `mapstructure:"out_dir" json:"out_dir"`
+
+	OutputsWait time.Duration `mapstructure:"outputs_wait" json:"outputs_wait"`
 }
 
 type Session struct {

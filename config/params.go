@@ -318,6 +318,7 @@ var params = []Param{
 	p("eval.evidence_max_chars", Int, 2000000, 1000, 100000000, "characters of a session's evidence the Score activity reads for evidence recall and citations"),
 	p("eval.record_answer_chars", Int, 4000, 0, 100000, "characters of each answer kept in the record (history and JSONL)"),
 	p("eval.out_dir", String, "lethe-data/eval", 0, 0, "directory of the table, JSONL and plot (one subdirectory per evaluation)"),
+	p("eval.outputs_wait", Duration, 24*time.Hour, 0, 30*24*3600, "how long an evaluation whose outputs cannot be written waits for the retry-outputs signal before it ends with the table in its result and no files; 0 = end at once"),
 }
 
 // Params returns a copy of the parameter table.

@@ -210,6 +210,10 @@ type EvalResult struct {
 	Table     string        `json:"table"`
 	Summaries []EvalSummary `json:"summaries"`
 	Failed    int           `json:"failed"` // records of a system that failed on a question
+	// OutputsError is why the output files were not written (Dir is then
+	// empty): the table and summaries above are computed by the workflow
+	// from its records, so they are whole either way.
+	OutputsError string `json:"outputs_error,omitempty"`
 }
 
 // EvalProgress is the answer of the evaluation's progress query.
@@ -221,6 +225,9 @@ type EvalProgress struct {
 	Running   []string       `json:"running,omitempty"`
 	Runs      int            `json:"runs"`
 	Systems   []SystemStatus `json:"systems"`
+	// OutputsError is the last failure to write the outputs while the
+	// evaluation waits for the retry-outputs signal.
+	OutputsError string `json:"outputs_error,omitempty"`
 }
 
 // SystemStatus is one system's running totals.

@@ -142,6 +142,11 @@ func startOrFollow(ctx context.Context, c client.Client, cfg contract.Config, o 
 		return fmt.Errorf("evaluation %s (a new -id runs it again): %w", o.id, err)
 	}
 	fmt.Println(res.Table)
+	if res.OutputsError != "" {
+		fmt.Fprintf(os.Stderr, "outputs were NOT written (%s); the table above is the evaluation's result "+
+			"(temporal workflow result --workflow-id %s); docs/eval.md says how to write the files; %d failed runs\n", res.OutputsError, o.id, res.Failed)
+		return nil
+	}
 	fmt.Fprintf(os.Stderr, "outputs: %s (results.md, results.jsonl, accuracy-tokens.svg); %d failed runs\n", res.Dir, res.Failed)
 	return nil
 }
@@ -179,6 +184,10 @@ func follow(ctx context.Context, c client.Client, id string, done <-chan struct{
 			parts = append(parts, fmt.Sprintf("%s %d (judge %.2f)", s.System, s.Records, s.Judge))
 		}
 		line := fmt.Sprintf("%s %d/%d questions; %s; running %s", p.Phase, p.Done, p.Questions, strings.Join(parts, ", "), strings.Join(p.Running, ","))
+		if p.OutputsError != "" {
+			line += fmt.Sprintf("\noutputs not written: %s\nfix it on the worker's side, then: temporal workflow signal --workflow-id %s --name %s",
+				p.OutputsError, id, workflows.SignalRetryOutputs)
+		}
 		if line != last {
 			fmt.Fprintln(os.Stderr, line)
 			last = line

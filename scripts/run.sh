@@ -98,15 +98,16 @@ if ! (exec 3<>/dev/tcp/127.0.0.1/7233) 2>/dev/null; then
   pids+=($!)
   for _ in $(seq 1 120); do (exec 3<>/dev/tcp/127.0.0.1/7233) 2>/dev/null && break; sleep 0.5; done
 fi
-go build -o "$dir/worker" ./worker && go build -o "$dir/starter" ./starter
-"$dir/worker" >"$dir/worker.log" 2>&1 &
+mkdir -p "$dir/bin"
+go build -o "$dir/bin/worker" ./worker && go build -o "$dir/bin/starter" ./starter
+"$dir/bin/worker" >"$dir/worker.log" 2>&1 &
 worker=$!
 pids+=("$worker")
 echo "worker log: $dir/worker.log" >&2
 # The starter waits for the session's result; a worker that exits (a port
 # in use, a setting it refuses) would leave it waiting for ever, so the
 # script watches both and says why.
-"$dir/starter" -goal "$goal" -output "$dir/report.md" &
+"$dir/bin/starter" -goal "$goal" -output "$dir/report.md" &
 starter=$!
 pids+=("$starter")
 while kill -0 "$starter" 2>/dev/null; do

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,8 +22,18 @@ const (
 	SystemLoop  = "loop"
 )
 
-// Evaluation statuses of LetheStatus.
-const StatusEvaluating = "evaluating"
+// Evaluation statuses of LetheStatus: StatusWaitingOutputs while the
+// outputs cannot be written and the evaluation waits for
+// SignalRetryOutputs.
+const (
+	StatusEvaluating     = "evaluating"
+	StatusWaitingOutputs = "waiting_for_output_dir"
+)
+
+// SignalRetryOutputs makes an evaluation waiting in StatusWaitingOutputs
+// write its outputs again. It carries nothing: the fix (the directory,
+// its permissions, the worker's config) is made on the worker's side.
+const SignalRetryOutputs = "retry-outputs"
 
 // The Evaluation workflow's input, state, progress and result live in
 // contract (docs/contract.md).
@@ -44,6 +53,9 @@ type evaluation struct {
 	phase   string
 	running []string
 	log     log.Logger
+	// outputsError is the last WriteEvalOutputs failure while the
+	// evaluation waits for SignalRetryOutputs.
+	outputsError string
 }
 
 // Evaluation runs every question as a child ResearchSession and as the
@@ -83,23 +95,15 @@ func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
 			Questions: e.in.Questions, Systems: e.in.Systems, Config: &e.cfg, State: &st,
 		})
 	}
-	e.phase = "writing outputs"
-	e.publish(ctx)
-	var out contract.EvalOutputsResult
-	err = workflow.ExecuteActivity(summarized(graphCtx(ctx, e.cfg), "write table, JSONL and plot"), acts.WriteEvalOutputs,
-		contract.EvalOutputsInput{EvalID: e.id, Systems: e.in.Systems, Records: e.st.Records, OutDir: e.cfg.Eval.OutDir}).Get(ctx, &out)
+	res := e.result()
+	dir, outErr, err := e.writeOutputs(ctx)
 	if err != nil {
-		return EvalResult{}, fmt.Errorf("write outputs: %w", err)
+		return EvalResult{}, err
 	}
+	res.Dir, res.OutputsError = dir, outErr
 	e.phase = "done"
 	e.publish(ctx)
-	failed := 0
-	for _, r := range e.st.Records {
-		if r.Failed {
-			failed++
-		}
-	}
-	return EvalResult{EvalID: e.id, Dir: out.Dir, Table: out.Table, Summaries: out.Summaries, Failed: failed}, nil
+	return res, nil
 }
 
 // ValidateEval checks an evaluation's input as the workflow does before it
@@ -297,13 +301,8 @@ func (e *evaluation) lethe(ctx workflow.Context, q contract.EvalQuestion, in *co
 }
 
 func failedRecord(i int, q contract.EvalQuestion, sys string, a contract.SystemAnswer, err error) contract.EvalRecord {
-	msg := err.Error()
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) && ae.Message() != "" {
-		msg = ae.Message()
-	}
 	return contract.EvalRecord{
-		Index: i, Question: q.ID, Kind: q.Kind, System: sys, Failed: true, Error: truncateRunes(msg, 300),
+		Index: i, Question: q.ID, Kind: q.Kind, System: sys, Failed: true, Error: truncateRunes(errorText(err), 300),
 		Calls: a.Calls, PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, Seconds: a.Seconds,
 	}
 }

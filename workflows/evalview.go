@@ -10,7 +10,8 @@ import (
 // progress is the running state per system, computed with plain loops in
 // the order the systems were given.
 func (e *evaluation) progress() EvalProgress {
-	p := EvalProgress{EvalID: e.id, Phase: e.phase, Questions: len(e.in.Questions), Running: e.running, Runs: e.st.Runs}
+	p := EvalProgress{EvalID: e.id, Phase: e.phase, Questions: len(e.in.Questions), Running: e.running, Runs: e.st.Runs,
+		OutputsError: e.outputsError}
 	for i := range e.in.Questions {
 		if e.complete(i) {
 			p.Done++
@@ -59,8 +60,11 @@ func (e *evaluation) publish(ctx workflow.Context) {
 	p := e.progress()
 	if e.cfg.Temporal.SearchAttributes {
 		status := StatusEvaluating
-		if e.phase == "done" {
+		switch e.phase {
+		case "done":
 			status = StatusDone
+		case phaseWaitingOutputs:
+			status = StatusWaitingOutputs
 		}
 		if err := workflow.UpsertTypedSearchAttributes(ctx, AttrStatus.ValueSet(status), AttrIteration.ValueSet(int64(p.Done))); err != nil {
 			e.log.Warn("search attribute upsert failed", "error", err)
@@ -70,6 +74,10 @@ func (e *evaluation) publish(ctx workflow.Context) {
 	fmt.Fprintf(&b, "### Lethe evaluation: %s\n\n%d of %d questions done", e.phase, p.Done, p.Questions)
 	if len(p.Running) > 0 {
 		fmt.Fprintf(&b, "; running: %s", strings.Join(p.Running, ", "))
+	}
+	if e.phase == phaseWaitingOutputs {
+		fmt.Fprintf(&b, "\n\nThe outputs were not written: %s. Fix it on the worker's side, then `temporal workflow signal --workflow-id %s --name %s`; after %s without a signal the evaluation ends with the table in its result and no files.",
+			p.OutputsError, e.id, SignalRetryOutputs, e.cfg.Eval.OutputsWait)
 	}
 	b.WriteString("\n\n| system | scored | failed | correct (contains) | correct (verified) | correct (backed) | correct (judge) | citations supported | unjudged | tokens |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range p.Systems {

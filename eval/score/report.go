@@ -27,10 +27,10 @@ func Summarize(records []Record, systems []string) []Summary {
 		by[r.System] = append(by[r.System], r)
 	}
 	order := append([]string(nil), systems...)
-	var extra []string
-	for s := range by {
-		if !containsStr(order, s) {
-			extra = append(extra, s)
+	var extra []string // walked over records, not the map: the Evaluation workflow calls this
+	for _, r := range records {
+		if !containsStr(order, r.System) && !containsStr(extra, r.System) {
+			extra = append(extra, r.System)
 		}
 	}
 	sort.Strings(extra)

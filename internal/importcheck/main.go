@@ -41,8 +41,11 @@ var rules = []rule{
 	{pkg: "graph", allow: []string{"config", "algebra", "graph", "contract"}},
 	{pkg: "research", allow: []string{"config", "algebra", "llm", "graph", "contract", "research"}, deny: []string{mod + "graph/embedded", mod + "graph/neo4j"}},
 	{pkg: "research/queue", allow: []string{"contract"}, stdlib: true},
+	// eval/score aggregates and formats an evaluation's records; the
+	// Evaluation workflow computes its result table with it.
+	{pkg: "eval/score", allow: []string{"contract"}, stdlib: true},
 	{pkg: "llm", allow: []string{"config", "llm"}},
-	{pkg: "workflows", allow: []string{"algebra", "din", "contract", "research/queue"},
+	{pkg: "workflows", allow: []string{"algebra", "din", "contract", "research/queue", "eval/score"},
 		deny: []string{"net/http", "os", "os/exec", "math/rand", "math/rand/v2", "github.com/neo4j/", "github.com/chromedp/", "go.etcd.io/bbolt", "time/tzdata", "go.uber.org/zap"}},
 	{pkg: "activities", deny: []string{mod + "workflows"}},
 }
@@ -64,7 +67,7 @@ var closure = closureRule{
 	trusted: []string{"go.temporal.io/"},
 	deny: []string{"net/http", "net/http/", "github.com/spf13/viper", "github.com/spf13/", "github.com/chromedp/",
 		"github.com/neo4j/", "go.etcd.io/bbolt", "go.uber.org/zap", "go.uber.org/zap/", "os/exec", "database/sql"},
-	pure: []string{"workflows", "algebra", "din", "contract", "config", "graph", "research/queue"},
+	pure: []string{"workflows", "algebra", "din", "contract", "config", "graph", "research/queue", "eval/score"},
 }
 
 func main() {
