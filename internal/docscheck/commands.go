@@ -10,8 +10,19 @@ import (
 const AnyCommand = "*"
 
 // target is what a bare flag in a paragraph belongs to: the last command
-// the paragraph named (kind KindFlag or KindTemporalArg, and its Cmd).
-type target struct{ kind, cmd string }
+// the paragraph named (kind KindFlag or KindTemporalArg, and its Cmd); env
+// holds what the paragraph exported, the environment of its commands.
+type target struct {
+	kind, cmd string
+	env       []string
+}
+
+// named records the paragraph's last command, keeping its exports.
+func named(ctx map[int]target, para int, kind, cmd string) {
+	t := ctx[para]
+	t.kind, t.cmd = kind, cmd
+	ctx[para] = t
+}
 
 var (
 	assignRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
@@ -34,56 +45,86 @@ func (x Extractor) command(s Snippet, words []string, ctx map[int]target) []Use 
 	if len(words) == 0 {
 		return out
 	}
-	use := func(kind, tok, cmd string) {
-		out = append(out, Use{Kind: kind, Token: tok, Cmd: cmd, File: s.File, Line: s.Line})
-	}
+	u := uses{s: s, ctx: ctx, env: append(append([]string(nil), ctx[s.Para].env...), assigns...)}
 	w, args := words[0], words[1:]
 	switch {
+	case w == "export":
+		t := ctx[s.Para]
+		for _, a := range args {
+			if assignRe.MatchString(a) {
+				t.env = append(t.env, a)
+			}
+		}
+		ctx[s.Para] = t
 	case w == "go" && len(args) > 1 && args[0] == "run":
-		dir := strings.TrimSuffix(strings.TrimPrefix(args[1], "./"), "/")
-		use(KindCommand, args[1], dir)
-		ctx[s.Para] = target{KindFlag, dir}
-		flags(args[2:], func(f string) { use(KindFlag, f, dir) })
-		out = append(out, queues(s, dir, args[2:], assigns)...)
+		u.program(args[1], strings.TrimSuffix(strings.TrimPrefix(args[1], "./"), "/"), args[2:])
 	case w == "go" && len(args) > 0 && args[0] == "test":
 		for _, t := range runTests(args[1:]) {
-			use(KindTest, t, "")
+			u.add(KindTest, t, "")
 		}
 	case w == "make":
 		for _, t := range makeTargets(args) {
-			use(KindMake, t, "")
+			u.add(KindMake, t, "")
 		}
 	case w == "temporal" || path.Base(w) == "temporal" && strings.Contains(w, "bin/"):
-		sub := subcommand(args)
-		if len(sub) == 0 {
-			return out
-		}
-		p := strings.Join(sub, " ")
-		use(KindTemporal, p, "")
-		ctx[s.Para] = target{KindTemporalArg, p}
-		flags(args[len(sub):], func(f string) { use(KindTemporalArg, f, p) })
+		u.temporal(args)
 	case bareCommands[w] != "":
-		use(KindCommand, w, bareCommands[w])
-		ctx[s.Para] = target{KindFlag, bareCommands[w]}
-		flags(args, func(f string) { use(KindFlag, f, bareCommands[w]) })
-		out = append(out, queues(s, bareCommands[w], args, assigns)...)
+		u.program(w, bareCommands[w], args)
 	case strings.HasPrefix(w, "./bin/") || strings.HasPrefix(w, "bin/"):
-		use(KindCommand, w, "")
+		u.add(KindCommand, w, "")
 	case !s.Block && flagRe.MatchString(w):
-		t := ctx[s.Para]
-		if t.kind == KindTemporalArg && !cobraStyle(w) {
-			t = target{}
-		}
-		if t.kind == "" && len(args) > 0 && paramRe.MatchString(args[0]) {
-			// A parameter override without its command: a flag of some command.
-			t = target{KindFlag, AnyCommand}
-		}
-		if t.kind != "" {
-			flags(words, func(f string) { use(t.kind, f, t.cmd) })
-			out = append(out, queues(s, t.cmd, words, nil)...)
-		}
+		u.bareFlags(words)
 	}
-	return out
+	return append(out, u.out...)
+}
+
+// uses collects what one command line uses.
+type uses struct {
+	s   Snippet
+	ctx map[int]target
+	env []string // the command's environment: the paragraph's exports and its own assignments
+	out []Use
+}
+
+func (u *uses) add(kind, tok, cmd string) {
+	u.out = append(u.out, Use{Kind: kind, Token: tok, Cmd: cmd, File: u.s.File, Line: u.s.Line})
+}
+
+// program: a project command (its package dir) called as name with args.
+func (u *uses) program(name, dir string, args []string) {
+	u.add(KindCommand, name, dir)
+	named(u.ctx, u.s.Para, KindFlag, dir)
+	flags(args, func(f string) { u.add(KindFlag, f, dir) })
+	u.out = append(u.out, queues(u.s, dir, args, u.env)...)
+}
+
+// temporal: the CLI's subcommand path and its flags.
+func (u *uses) temporal(args []string) {
+	sub := subcommand(args)
+	if len(sub) == 0 {
+		return
+	}
+	p := strings.Join(sub, " ")
+	u.add(KindTemporal, p, "")
+	named(u.ctx, u.s.Para, KindTemporalArg, p)
+	flags(args[len(sub):], func(f string) { u.add(KindTemporalArg, f, p) })
+}
+
+// bareFlags: a code span that starts with a flag belongs to the command
+// its paragraph named last; a parameter override (-flag key=value) with
+// none there to some documented command. Any other is not checked.
+func (u *uses) bareFlags(words []string) {
+	t := u.ctx[u.s.Para]
+	if t.kind == KindTemporalArg && !cobraStyle(words[0]) {
+		t = target{env: t.env}
+	}
+	if t.kind == "" && len(words) > 1 && paramRe.MatchString(words[1]) {
+		t = target{kind: KindFlag, cmd: AnyCommand}
+	}
+	if t.kind != "" {
+		flags(words, func(f string) { u.add(t.kind, f, t.cmd) })
+		u.out = append(u.out, queues(u.s, t.cmd, words, t.env)...)
+	}
 }
 
 // queues lists the task queues a worker command line asks for (-queues),
