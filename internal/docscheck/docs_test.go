@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -75,4 +77,40 @@ func parseDocs(t *testing.T, root string, x Extractor) (map[string]Doc, []Use) {
 		uses = append(uses, x.Extract(d)...)
 	}
 	return docs, uses
+}
+
+var temporalVersionRe = regexp.MustCompile(`(?m)^TEMPORAL_VERSION\s*:=\s*(\S+)`)
+
+// TestTemporalCLIStatedOnce: the docs' examples type `temporal`; README.md
+// says, once, where the Makefile installs it and the link it makes.
+func TestTemporalCLIStatedOnce(t *testing.T) {
+	root := lethetest.Root()
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := temporalVersionRe.FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("Makefile: no TEMPORAL_VERSION")
+	}
+	dir := "~/.cache/lethe/temporal-" + string(m[1]) + "/"
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`" + dir + "`", "`bin/temporal`"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not say %s", want)
+		}
+	}
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, f := range docs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "cache/lethe/temporal-") {
+			t.Errorf("%s says where the temporal CLI is installed again; README.md says it once", f)
+		}
+	}
 }
