@@ -73,7 +73,7 @@ func TestCheckFinds(t *testing.T) {
 	doc := "```sh\n" +
 		"make run\nmake nosuch\n" +
 		"go run ./starter -param budget.max_iterations=3\ngo run ./starter -p budget.nosuch=3\n" +
-		"LETHE_LLM_MODEL=m LETHE_NOSUCH=1 worker --queues lethe\nworker --queues lethe-llm\n" +
+		"LETHE_LLM_MODEL=m worker --queues lethe\nworker --queues lethe-llm\nLETHE_NOSUCH=1 make run\n" +
 		"bash scripts/run.sh\nbash scripts/nosuch.sh\n" +
 		"go test ./e2e/ -run TestFaultChatDownPastTolerance\ngo test ./e2e/ -run TestNoSuch\n" +
 		"```\n[a](README.md) [b](docs/nosuch.md) [c](README.md#development) [d](README.md#nosuch)\n"
