@@ -32,30 +32,12 @@ var (
 	uiURL string
 )
 
-// temporalBin finds the temporal CLI: $TEMPORAL_CLI, bin/temporal, or
-// the cache .ci/run installs into.
-func temporalBin() string {
-	cands := []string{os.Getenv("TEMPORAL_CLI"), filepath.Join(lethetest.Root(), "bin", "temporal")}
-	if home, err := os.UserHomeDir(); err == nil {
-		cands = append(cands, filepath.Join(home, ".cache", "lethe", "temporal-v1.5.1", "temporal"))
-	}
-	for _, c := range cands {
-		if c == "" {
-			continue
-		}
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c
-		}
-	}
-	return ""
-}
-
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
-	bin := temporalBin()
+	bin := lethetest.TemporalCLI()
 	if bin == "" {
 		if lethetest.Strict() { // make test (LETHE_TEST_STRICT=1) or CI: the CLI must be there
 			fmt.Fprintln(os.Stderr, "e2e: no temporal CLI found (set TEMPORAL_CLI or run make temporal)")

@@ -3,16 +3,18 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -354,9 +356,11 @@ func checkPayloadBound(t *testing.T, h *historypb.History) {
 	}
 }
 
-// resetBeforeCompose resets a finished session to the workflow task that
-// scheduled its first Compose, as docs/operations.md tells an operator
-// to, with a fresh worker, and returns the new run's result.
+// resetBeforeCompose resets a finished session with the recipe of
+// docs/operations.md, run as written (bash, the temporal CLI, jq) with the
+// session's id for ID, on a fresh worker, and returns the new run's
+// result. The reset must land on the workflow task that scheduled the
+// first Compose, as the recipe says.
 func resetBeforeCompose(t *testing.T, r *faultRig, o outcome) workflows.SessionResult {
 	t.Helper()
 	resetAt := int64(0)
@@ -371,22 +375,59 @@ func resetBeforeCompose(t *testing.T, r *faultRig, o outcome) workflows.SessionR
 	r.w = startWorker(t, r.params)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	resp, err := r.c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
-		Namespace:                 "default",
-		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: r.id, RunId: r.run.GetRunID()},
-		Reason:                    "model is back: compose again",
-		WorkflowTaskFinishEventId: resetAt,
-		RequestId:                 fmt.Sprintf("recompose-%d", time.Now().UnixNano()),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runDocRecipe(ctx, t, "docs/operations.md", `--event-id "$N"`, r.id)
+	run := r.c.GetWorkflow(ctx, r.id, "")
 	var res workflows.SessionResult
-	if err := r.c.GetWorkflow(ctx, r.id, resp.GetRunId()).Get(ctx, &res); err != nil {
+	if err := run.Get(ctx, &res); err != nil {
 		r.w.dumpLog(t)
 		t.Fatal(err)
 	}
+	if run.GetRunID() == r.run.GetRunID() {
+		t.Fatal("the recipe started no new run")
+	}
+	at := int64(0) // the reset run's history ends its copy with the failed task it was reset at
+	for _, e := range history(t, r.c, r.id, run.GetRunID()).Events {
+		if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+			at = e.GetEventId()
+		}
+	}
+	if at != resetAt {
+		t.Fatalf("the recipe reset to event %d; the workflow task before the first Compose completed at %d", at, resetAt)
+	}
 	return res
+}
+
+// runDocRecipe runs the shell block of a doc that contains marker, as a
+// reader would: bash with the temporal CLI and jq on PATH, the dev
+// server's address in TEMPORAL_ADDRESS, and id for the placeholder ID.
+func runDocRecipe(ctx context.Context, t *testing.T, doc, marker, id string) {
+	t.Helper()
+	jq := lethetest.Tool(t, lethetest.System, "jq")
+	b, err := os.ReadFile(filepath.Join(lethetest.Root(), doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, part := range strings.Split(string(b), "```")[1:] {
+		if strings.HasPrefix(part, "sh\n") && strings.Contains(part, marker) {
+			block = strings.TrimPrefix(part, "sh\n")
+			break
+		}
+	}
+	if block == "" {
+		t.Fatalf("%s has no sh block with %s", doc, marker)
+	}
+	bin := t.TempDir() // the CLI as `temporal`, whatever its file is called
+	if err := os.Symlink(lethetest.TemporalCLI(), filepath.Join(bin, "temporal")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", regexp.MustCompile(`\bID\b`).ReplaceAllString(block, id))
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+hostPort, "PATH="+bin+":"+filepath.Dir(jq)+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the recipe of %s: %v\n%s", doc, err, out)
+	}
+	t.Logf("the recipe of %s printed:\n%s", doc, out)
 }
 
 // TestFaultRecoveryAfterKill kills the worker in the middle of a long

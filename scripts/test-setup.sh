@@ -86,6 +86,8 @@ fi
 wanted ffmpeg && { command -v ffmpeg >/dev/null || setup_pkgs+=(ffmpeg); }
 wanted pdftotext && { command -v pdftotext >/dev/null || setup_pkgs+=(poppler-utils); }
 wanted espeak-ng && { command -v espeak-ng >/dev/null || setup_pkgs+=(espeak-ng); }
+# jq: docs/operations.md's reset recipe, which an e2e test runs as written.
+command -v jq >/dev/null || setup_pkgs+=(jq)
 if wanted neo4j && [ -z "${LETHE_TEST_NEO4J_URI:-}" ]; then
   command -v java >/dev/null && command -v mvn >/dev/null || setup_pkgs+=(openjdk-17-jdk-headless maven)
 fi
