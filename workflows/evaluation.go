@@ -51,9 +51,13 @@ type evaluation struct {
 // an activity or a child with a deterministic id, so a killed worker or a
 // restarted server resumes where it was; a system that fails on a
 // question is recorded as failed and the evaluation goes on.
-func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
+func Evaluation(ctx workflow.Context, in EvalInput) (res EvalResult, err error) {
 	e := &evaluation{id: workflow.GetInfo(ctx).WorkflowExecution.ID, in: in, st: in.State, phase: "configuring"}
 	e.log = log.With(workflow.GetLogger(ctx), "evaluation", e.id)
+	if in.Config != nil {
+		e.cfg = *in.Config // whether LetheStatus may be upserted, should the input be refused
+	}
+	defer func() { e.markFailed(ctx, err) }()
 	if e.st == nil {
 		e.st = &EvalState{StartedAt: workflow.Now(ctx)}
 	}
