@@ -78,8 +78,9 @@ func TestFinishedSessionSearchAttributesEqualResult(t *testing.T) {
 	id := fmt.Sprintf("finished-attrs-%d", time.Now().UnixNano())
 	o := runScripted(t, id, lethetest.Script(t, "battery_root_done"), nil)
 	a := attrs(t, dial(t), id)
-	got := fmt.Sprint(a[contract.AttrNameStatus], a[contract.AttrNameIteration], a[contract.AttrNameTasksDone], a[contract.AttrNameEvidence], a[contract.AttrNameTokens], a[contract.AttrNamePsi])
-	want := fmt.Sprint(workflows.StatusDone, o.res.Iterations, o.res.TasksDone, o.res.Evidence, o.res.Tokens, o.res.Psi)
+	const f = "%v %v %v %v %v %v"
+	got := fmt.Sprintf(f, a[contract.AttrNameStatus], a[contract.AttrNameIteration], a[contract.AttrNameTasksDone], a[contract.AttrNameEvidence], a[contract.AttrNameTokens], a[contract.AttrNamePsi])
+	want := fmt.Sprintf(f, workflows.StatusDone, o.res.Iterations, o.res.TasksDone, o.res.Evidence, o.res.Tokens, o.res.Psi)
 	if got != want {
 		t.Fatalf("search attributes (status, iteration, tasks done, evidence, tokens, psi) %s; result %s", got, want)
 	}
@@ -117,9 +118,8 @@ type starter struct {
 	exited chan error
 }
 
-// startStarter builds ./starter and runs it with params as LETHE_*
-// variables (the dev server's address added) and args.
-func startStarter(t *testing.T, params map[string]string, args ...string) *starter {
+// buildStarter builds ./starter.
+func buildStarter(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "starter")
 	build := exec.Command("go", "build", "-o", bin, "./starter")
@@ -127,6 +127,13 @@ func startStarter(t *testing.T, params map[string]string, args ...string) *start
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build starter: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// startStarter runs the starter bin with params as LETHE_* variables (the
+// dev server's address added) and args.
+func startStarter(t *testing.T, bin string, params map[string]string, args ...string) *starter {
+	t.Helper()
 	p := map[string]string{"temporal.host_port": hostPort}
 	for k, v := range params {
 		p[k] = v
@@ -176,9 +183,10 @@ func (s *starter) waitLine(t *testing.T, sub string, d time.Duration) {
 // one.
 func TestStarterRefusesWithoutWorker(t *testing.T) {
 	queue := fmt.Sprintf("nobody-%d", time.Now().UnixNano())
+	bin := buildStarter(t)
 	t.Run("no worker", func(t *testing.T) {
 		id := queue + "-session"
-		out := refused(t, map[string]string{"temporal.task_queue": queue}, id)
+		out := refused(t, bin, map[string]string{"temporal.task_queue": queue}, id)
 		if !strings.Contains(out, fmt.Sprintf("task queue %q (temporal.task_queue, workflow tasks)", queue)) || !strings.Contains(out, "go run ./worker") {
 			t.Fatalf("the error does not name the queue and the worker command:\n%s", out)
 		}
@@ -193,7 +201,7 @@ func TestStarterRefusesWithoutWorker(t *testing.T) {
 		params := lethetest.Params("http://127.0.0.1:9", t.TempDir())
 		params["temporal.task_queue"], params["temporal.llm_queue"] = queue, llmq
 		startWorker(t, params, "--queues", queue)
-		out := refused(t, map[string]string{"temporal.task_queue": queue, "temporal.llm_queue": llmq}, queue+"-llm-session")
+		out := refused(t, bin, map[string]string{"temporal.task_queue": queue, "temporal.llm_queue": llmq}, queue+"-llm-session")
 		if !strings.Contains(out, fmt.Sprintf("task queue %q (temporal.llm_queue, activity tasks)", llmq)) ||
 			!strings.Contains(out, "go run ./worker --queues "+llmq) || strings.Contains(out, "temporal.task_queue") {
 			t.Fatalf("the error should name the LLM queue only, with its worker command:\n%s", out)
@@ -203,9 +211,9 @@ func TestStarterRefusesWithoutWorker(t *testing.T) {
 
 // refused runs the starter for session id and wants it to exit non-zero
 // within 20 s (a 2 s check); it returns the starter's stderr.
-func refused(t *testing.T, params map[string]string, id string) string {
+func refused(t *testing.T, bin string, params map[string]string, id string) string {
 	t.Helper()
-	s := startStarter(t, params, "-goal", goal, "-id", id, "-worker-wait", "2s")
+	s := startStarter(t, bin, params, "-goal", goal, "-id", id, "-worker-wait", "2s")
 	select {
 	case err := <-s.exited:
 		if err == nil {
@@ -226,9 +234,12 @@ func TestStarterShowsProgressQueryErrors(t *testing.T) {
 	queue := fmt.Sprintf("lethe-follow-%d", time.Now().UnixNano())
 	params := lethetest.Params(srv.URL(), t.TempDir())
 	params["temporal.task_queue"] = queue
-	w := startWorker(t, params)
-	s := startStarter(t, params, "-goal", goal, "-id", queue, "-worker-wait", "20s")
+	bin := buildStarter(t)
+	w, begun := startWorker(t, params), time.Now()
+	s := startStarter(t, bin, params, "-goal", goal, "-id", queue, "-worker-wait", "20s")
 	t.Cleanup(func() { _ = dial(t).TerminateWorkflow(context.Background(), queue, "", "test over") })
+	s.waitLine(t, "session "+queue+" started", 30*time.Second)
+	t.Logf("the starter found the worker polling and started the session %s after the worker process started", time.Since(begun).Round(10*time.Millisecond))
 	s.waitLine(t, "iteration", time.Minute)
 	w.stop(syscall.SIGKILL)
 	s.waitLine(t, "progress query", 90*time.Second)
