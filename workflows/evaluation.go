@@ -152,6 +152,7 @@ func (e *evaluation) resolveConfig(ctx workflow.Context) error {
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry(3)})
 	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: e.in.Params}).Get(ctx, &e.cfg); err != nil {
+		e.cfg.Temporal.SearchAttributes = attributesRegistered(err)
 		return fmt.Errorf("resolve config: %w", err)
 	}
 	e.in.Config, e.in.Params = &e.cfg, nil

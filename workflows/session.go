@@ -159,6 +159,7 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 	})
 	err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
 	if err != nil {
+		s.cfg.Temporal.SearchAttributes = attributesRegistered(err)
 		return fmt.Errorf("resolve config: %w", err)
 	}
 	s.in.Config, s.in.Params = &s.cfg, nil

@@ -134,20 +134,29 @@ func TestFailedBootstrapShowsFailed(t *testing.T) {
 	}
 }
 
-// TestUnresolvedConfigUpsertsNothing: a session whose parameters the
-// worker refuses never learns whether the search attributes are
-// registered, and an upsert of an unregistered one would fail every
-// workflow task: it upserts nothing and fails with the config error.
-func TestUnresolvedConfigUpsertsNothing(t *testing.T) {
-	var u upserts
-	r := runAt(t, llmtest.NewServer(lethetest.Script(t, "battery_root_done")), "http://127.0.0.1:9", nil, func(*config.Config) workflows.SessionInput {
-		return workflows.SessionInput{Goal: goal, Params: map[string]string{"budget.max_iteratons": "3"}}
-	}, func(env *testsuite.TestWorkflowEnvironment) { recordUpserts(env, &u) })
-	if r.err == nil || !strings.Contains(r.err.Error(), "budget.max_iteratons") {
-		t.Fatalf("error %v, want the unknown parameter named", r.err)
-	}
-	if len(u) != 0 {
-		t.Fatalf("upserted %v before the config was known", u.statuses())
+// TestUnresolvedConfigShowsFailed: a session started with parameters the
+// worker refuses has no config to say whether the search attributes are
+// registered; ResolveConfig's error says whether the worker registered
+// them. Registered: LetheStatus=failed. Not (temporal.search_attributes
+// false on the worker): no upsert, which would fail every workflow task
+// on a namespace without them.
+func TestUnresolvedConfigShowsFailed(t *testing.T) {
+	for _, registered := range []string{"true", "false"} {
+		t.Run("registered="+registered, func(t *testing.T) {
+			var u upserts
+			srv := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
+			t.Cleanup(srv.Close)
+			r := runAt(t, srv, srv.URL(), map[string]string{"temporal.search_attributes": registered}, func(*config.Config) workflows.SessionInput {
+				return workflows.SessionInput{Goal: goal, Params: map[string]string{"budget.max_iteratons": "3"}}
+			}, func(env *testsuite.TestWorkflowEnvironment) { recordUpserts(env, &u) })
+			if r.err == nil || !strings.Contains(r.err.Error(), "budget.max_iteratons") {
+				t.Fatalf("error %v, want the unknown parameter named", r.err)
+			}
+			want := map[string][]string{"true": {workflows.StatusFailed}, "false": nil}[registered]
+			if got := u.statuses(); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("upserted %v, want %v", got, want)
+			}
+		})
 	}
 }
 

@@ -75,9 +75,11 @@ const changeFailedStatus = "failed-status"
 // markFailed publishes LetheStatus=failed when the session ends with an
 // error, so that the query for running sessions stops listing it.
 // Continue-as-new and cancellation (LetheStatus=cancelled) are not
-// failures. Before the config is known the session cannot tell whether the
-// attributes are registered on the namespace (an unregistered one would
-// fail every workflow task), so it shows the failure in its details only.
+// failures. Without a config (an empty goal before ResolveConfig, a
+// ResolveConfig that did not say) the session cannot tell whether the
+// attributes are registered on the namespace, and an upsert of an
+// unregistered one would fail every workflow task: it shows the failure
+// in its details only.
 func (s *session) markFailed(ctx workflow.Context, err error) {
 	if err == nil || workflow.IsContinueAsNewError(err) || temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
 		return
@@ -92,6 +94,19 @@ func (s *session) markFailed(ctx workflow.Context, err error) {
 		return
 	}
 	s.publish(ctx, StatusFailed)
+}
+
+// attributesRegistered is the detail of a ResolveConfig failure: whether
+// the worker registered the search attributes, which a session or an
+// evaluation without a config has no other way to know. No detail (a
+// worker older than it, or another error): not known, so no upsert.
+func attributesRegistered(err error) bool {
+	var app *temporal.ApplicationError
+	registered := false
+	if errors.As(err, &app) && app.HasDetails() && app.Details(&registered) == nil {
+		return registered
+	}
+	return false
 }
 
 // details is the Markdown shown as the workflow's current details.
