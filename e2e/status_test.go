@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/internal/lethetest"
@@ -31,6 +33,7 @@ import (
 func TestFailedSessionListedAsFailed(t *testing.T) {
 	dir := t.TempDir()
 	queue := fmt.Sprintf("lethe-failed-%d", time.Now().UnixNano())
+	id := "failed-health-check" // fixed: the recorded history is named after it
 	params := lethetest.Params("http://127.0.0.1:9", dir)
 	params["temporal.task_queue"] = queue
 	startWorker(t, params)
@@ -38,7 +41,6 @@ func TestFailedSessionListedAsFailed(t *testing.T) {
 	cfg := lethetest.Config(t, "http://127.0.0.1:9", dir, map[string]string{"temporal.task_queue": queue})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	id := queue
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,
 		workflows.SessionInput{Goal: goal, Config: &cfg})
 	if err != nil {
@@ -67,6 +69,34 @@ func TestFailedSessionListedAsFailed(t *testing.T) {
 	}
 	if n := listed(workflows.StatusRunning); n != 0 {
 		t.Fatalf("LetheStatus=%q lists the failed session", workflows.StatusRunning)
+	}
+	// A query on the closed session replays its history on the worker.
+	v, err := c.QueryWorkflow(ctx, id, run.GetRunID(), workflows.QueryProgress)
+	var p workflows.Progress
+	if err == nil {
+		err = v.Get(&p)
+	}
+	if err != nil || p.Phase != "failed" {
+		t.Fatalf("progress of the failed session: %+v, %v; want phase failed", p, err)
+	}
+	recordHistory(t, c, id, run.GetRunID())
+}
+
+// recordHistory writes the history of a session as the recorded history
+// of the shape LETHETEST_UPDATE_HISTORY names, which the replay test
+// replays from then on (docs/versioning.md).
+func recordHistory(t *testing.T, c client.Client, id, runID string) {
+	t.Helper()
+	shape := os.Getenv("LETHETEST_UPDATE_HISTORY")
+	if shape == "" {
+		return
+	}
+	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(history(t, c, id, runID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lethetest.Root(), "testdata", "history", shape+"--"+id+".json"), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
