@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/graph"
@@ -21,7 +23,10 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 	src.Overrides = in.Params
 	c, err := load.Load(src)
 	if err != nil {
-		return config.Config{}, nonRetryable(ErrConfig, err)
+		// The detail says whether this worker registered the search
+		// attributes at its start: the session, which has no config to
+		// ask, can then still show LetheStatus=failed.
+		return config.Config{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err, a.Cfg.Temporal.SearchAttributes)
 	}
 	return c, nil
 }

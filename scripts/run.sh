@@ -106,8 +106,9 @@ pids+=("$worker")
 echo "worker log: $dir/worker.log" >&2
 # The starter waits for the session's result; a worker that exits (a port
 # in use, a setting it refuses) would leave it waiting for ever, so the
-# script watches both and says why.
-"$dir/bin/starter" -goal "$goal" -output "$dir/report.md" &
+# script watches both and says why. The worker was started a moment ago:
+# the starter gives it a minute to open its polls, not the default 5 s.
+"$dir/bin/starter" -goal "$goal" -output "$dir/report.md" -worker-wait 60s &
 starter=$!
 pids+=("$starter")
 while kill -0 "$starter" 2>/dev/null; do

@@ -38,15 +38,16 @@ func main() {
 	instructions := flag.String("instructions", "", "formatting instructions for the report")
 	follow := flag.Bool("follow", true, "print progress while the session runs")
 	output := flag.String("output", "", "also write the report to this file")
+	workerWait := flag.Duration("worker-wait", 5*time.Second, "how long to wait for workers polling the session's task queues before starting it (0: start without checking)")
 	flag.Var(ps, "param", "override a parameter, key=value (repeatable)")
 	flag.Parse()
-	if err := run(*goal, *id, *file, *instructions, *output, *follow, ps); err != nil {
+	if err := run(*goal, *id, *file, *instructions, *output, *follow, *workerWait, ps); err != nil {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 		os.Exit(1)
 	}
 }
 
-func run(goal, id, file, instructions, output string, follow bool, ps params) error {
+func run(goal, id, file, instructions, output string, follow bool, workerWait time.Duration, ps params) error {
 	cfg, err := load.Load(load.Sources{File: file, Overrides: ps})
 	if err != nil {
 		return err
@@ -66,6 +67,9 @@ func run(goal, id, file, instructions, output string, follow bool, ps params) er
 		id = fmt.Sprintf("lethe-%d", time.Now().Unix())
 	}
 	ctx := context.Background()
+	if err := checkWorkers(ctx, c, cfg, workerWait); err != nil {
+		return err
+	}
 	started := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
 		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &cfg})
@@ -102,7 +106,7 @@ func run(goal, id, file, instructions, output string, follow bool, ps params) er
 func followProgress(ctx context.Context, c client.Client, id string, done <-chan struct{}) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
-	last := ""
+	last, errs := "", newErrorOnce(os.Stderr)
 	for {
 		select {
 		case <-done:
@@ -111,10 +115,12 @@ func followProgress(ctx context.Context, c client.Client, id string, done <-chan
 		}
 		v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryProgress)
 		if err != nil {
+			errs.print("progress query", err)
 			continue
 		}
 		var p workflows.Progress
-		if v.Get(&p) != nil {
+		if err := v.Get(&p); err != nil {
+			errs.print("progress query answer", err)
 			continue
 		}
 		line := fmt.Sprintf("%s %-10s iteration %d/%d  task %-12s done %d/%d  evidence %d  pressure %.2f  ψ %.2f",

@@ -97,6 +97,10 @@ func (s *session) assemble(ctx workflow.Context) (SessionResult, error) {
 		return SessionResult{}, err
 	}
 	res.Tasks, res.TasksDone, res.TasksFailed, res.Evidence = fin.Tasks, fin.Done, fin.Failed, fin.Evidence
+	// Finalize closed every open task: the counts the last iteration read
+	// are behind the graph now, and the final search attributes and
+	// details are published from these.
+	s.st.Counts, s.st.Evidence = map[string]int{"DONE": fin.Done, "FAILED": fin.Failed}, fin.Evidence
 	res.Stats = s.st.Stats
 	res.Tokens, res.EmbedTokens = s.st.TokensUsed(), s.st.EmbedTokens
 	res.CostUSD = cost(s.st.Stats.PromptTokens, s.st.Stats.CompletionToken, s.st.EmbedTokens, s.cfg)

@@ -63,9 +63,13 @@ type evaluation struct {
 // an activity or a child with a deterministic id, so a killed worker or a
 // restarted server resumes where it was; a system that fails on a
 // question is recorded as failed and the evaluation goes on.
-func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
+func Evaluation(ctx workflow.Context, in EvalInput) (res EvalResult, err error) {
 	e := &evaluation{id: workflow.GetInfo(ctx).WorkflowExecution.ID, in: in, st: in.State, phase: "configuring"}
 	e.log = log.With(workflow.GetLogger(ctx), "evaluation", e.id)
+	if in.Config != nil {
+		e.cfg = *in.Config // whether LetheStatus may be upserted, should the input be refused
+	}
+	defer func() { e.markFailed(ctx, err) }()
 	if e.st == nil {
 		e.st = &EvalState{StartedAt: workflow.Now(ctx)}
 	}
@@ -95,7 +99,7 @@ func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
 			Questions: e.in.Questions, Systems: e.in.Systems, Config: &e.cfg, State: &st,
 		})
 	}
-	res := e.result()
+	res = e.result()
 	dir, outErr, err := e.writeOutputs(ctx)
 	if err != nil {
 		return EvalResult{}, err
@@ -152,6 +156,7 @@ func (e *evaluation) resolveConfig(ctx workflow.Context) error {
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry(3)})
 	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: e.in.Params}).Get(ctx, &e.cfg); err != nil {
+		e.cfg.Temporal.SearchAttributes = attributesRegistered(err)
 		return fmt.Errorf("resolve config: %w", err)
 	}
 	e.in.Config, e.in.Params = &e.cfg, nil

@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -65,6 +67,8 @@ func (e *evaluation) publish(ctx workflow.Context) {
 			status = StatusDone
 		case phaseWaitingOutputs:
 			status = StatusWaitingOutputs
+		case "failed":
+			status = StatusFailed
 		}
 		if err := workflow.UpsertTypedSearchAttributes(ctx, AttrStatus.ValueSet(status), AttrIteration.ValueSet(int64(p.Done))); err != nil {
 			e.log.Warn("search attribute upsert failed", "error", err)
@@ -84,4 +88,19 @@ func (e *evaluation) publish(ctx workflow.Context) {
 		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %d of %d | %d | %d |\n", s.System, s.Records, s.Failed, s.Contains, s.Verified, s.Backed, s.Judge, s.Supported, s.Cited, s.Unjudged, s.Tokens)
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
+}
+
+// markFailed publishes LetheStatus=failed when the evaluation ends with an
+// error (not continue-as-new, not a cancellation), as the session's
+// markFailed does and for the same reasons, under the same version marker.
+func (e *evaluation) markFailed(ctx workflow.Context, err error) {
+	if err == nil || workflow.IsContinueAsNewError(err) || temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
+		return
+	}
+	e.phase = "failed"
+	e.log.Error("evaluation failed", "error", err)
+	if e.cfg.Temporal.SearchAttributes && workflow.GetVersion(ctx, changeFailedStatus, workflow.DefaultVersion, 1) < 1 {
+		return
+	}
+	e.publish(ctx)
 }

@@ -36,41 +36,32 @@ type session struct {
 	// localEnd: assembly's store steps run as local activities
 	// (changeLocalEnds), asked once when assembly starts.
 	localEnd bool
+	// failure is the error the session failed with, for its details.
+	failure string
 }
 
 // ResearchSession is the durable research session: bootstrap → iterate →
 // assemble → finalize. Its state (budget, EMA trackers, previous signals)
 // lives in workflow history, its graph in the graph store.
-func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+func ResearchSession(ctx workflow.Context, in SessionInput) (res SessionResult, err error) {
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
-	if strings.TrimSpace(in.Goal) == "" {
-		return SessionResult{}, invalid("goal is empty")
-	}
 	s := &session{id: id, in: in, st: in.State, phase: "configuring"}
 	s.log = log.With(workflow.GetLogger(ctx), "session", id)
 	if s.st == nil {
 		s.st = &SessionState{}
 	}
-	if err := s.registerControl(ctx); err != nil {
-		return SessionResult{}, err
+	if in.Config != nil {
+		s.cfg = *in.Config // whether LetheStatus may be upserted, should the input be refused
 	}
-	if err := s.resolveConfig(ctx); err != nil {
-		return SessionResult{}, err
-	}
-	s.wait = newWaiter(s.cfg, &s.st.ModelWaited, &s.st.ModelGaveUp, func(ctx workflow.Context, _ *ModelWait) { s.publish(ctx, s.status()) })
-	s.wait.stops = func() int { return s.stops }
-	if n := utf8.RuneCountInString(in.Goal); n > s.cfg.Session.GoalMaxChars {
-		return SessionResult{}, invalid(fmt.Sprintf("goal has %d characters, more than session.goal_max_chars = %d", n, s.cfg.Session.GoalMaxChars))
-	}
-	if n := utf8.RuneCountInString(in.Instructions); n > s.cfg.Session.InstructionsMaxChars {
-		return SessionResult{}, invalid(fmt.Sprintf("instructions have %d characters, more than session.instructions_max_chars = %d", n, s.cfg.Session.InstructionsMaxChars))
-	}
-	if !s.st.Bootstrapped {
-		if err := s.bootstrap(ctx); err != nil {
-			return SessionResult{}, err
-		}
-	}
+	defer func() { s.markFailed(ctx, err) }()
+	return s.run(ctx)
+}
 
+// run is the session from its input to its result.
+func (s *session) run(ctx workflow.Context) (SessionResult, error) {
+	if err := s.start(ctx); err != nil {
+		return SessionResult{}, err
+	}
 	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
 	// A stop must reach a session that waits for its model server, not
 	// only the loop's next termination check, and its research runs, which
@@ -106,7 +97,7 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 	s.log.Info("loop finished", "reason", reason, "iterations", s.st.Iteration, "psi", s.st.Psi)
 	res, err := s.assemble(ctx)
 	if err == nil {
-		s.publish(ctx, StatusDone)
+		s.publish(ctx, StatusDone) // from the finalized counts: the search attributes equal the result
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), workflow.ErrCanceled) {
@@ -115,6 +106,33 @@ func ResearchSession(ctx workflow.Context, in SessionInput) (SessionResult, erro
 		return SessionResult{}, err
 	}
 	return res, nil
+}
+
+// start checks the input, resolves the config and, on the session's
+// first run, bootstraps it.
+func (s *session) start(ctx workflow.Context) error {
+	in := s.in
+	if strings.TrimSpace(in.Goal) == "" {
+		return invalid("goal is empty")
+	}
+	if err := s.registerControl(ctx); err != nil {
+		return err
+	}
+	if err := s.resolveConfig(ctx); err != nil {
+		return err
+	}
+	s.wait = newWaiter(s.cfg, &s.st.ModelWaited, &s.st.ModelGaveUp, func(ctx workflow.Context, _ *ModelWait) { s.publish(ctx, s.status()) })
+	s.wait.stops = func() int { return s.stops }
+	if n := utf8.RuneCountInString(in.Goal); n > s.cfg.Session.GoalMaxChars {
+		return invalid(fmt.Sprintf("goal has %d characters, more than session.goal_max_chars = %d", n, s.cfg.Session.GoalMaxChars))
+	}
+	if n := utf8.RuneCountInString(in.Instructions); n > s.cfg.Session.InstructionsMaxChars {
+		return invalid(fmt.Sprintf("instructions have %d characters, more than session.instructions_max_chars = %d", n, s.cfg.Session.InstructionsMaxChars))
+	}
+	if !s.st.Bootstrapped {
+		return s.bootstrap(ctx)
+	}
+	return nil
 }
 
 func invalid(msg string) error {
@@ -141,6 +159,7 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 	})
 	err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
 	if err != nil {
+		s.cfg.Temporal.SearchAttributes = attributesRegistered(err)
 		return fmt.Errorf("resolve config: %w", err)
 	}
 	s.in.Config, s.in.Params = &s.cfg, nil

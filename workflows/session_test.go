@@ -52,6 +52,17 @@ func runInput(t *testing.T, script llmtest.Script, extra map[string]string, inpu
 // given the environment before the session starts (delayed signals).
 func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]string, input func(*config.Config) workflows.SessionInput, during func(*testsuite.TestWorkflowEnvironment)) run {
 	t.Helper()
+	env, store, cfg := sessionEnv(t, url, extra)
+	if during != nil {
+		during(env)
+	}
+	return execute(t, env, store, cfg, srv, input)
+}
+
+// sessionEnv is a test environment with the real activities on the
+// embedded graph store, the model reached at url.
+func sessionEnv(t *testing.T, url string, extra map[string]string) (*testsuite.TestWorkflowEnvironment, graph.Store, config.Config) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := lethetest.Config(t, url, dir, extra)
 	store, err := embedded.Open(cfg.Graph.Path)
@@ -68,9 +79,12 @@ func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]strin
 	env.SetTestTimeout(2 * time.Minute)
 	service.Register(env, acts)
 	env.SetWorkerOptions(worker.Options{Interceptors: service.Interceptors(cfg)})
-	if during != nil {
-		during(env)
-	}
+	return env, store, cfg
+}
+
+// execute runs the session to its end in env.
+func execute(t *testing.T, env *testsuite.TestWorkflowEnvironment, store graph.Store, cfg config.Config, srv *llmtest.Server, input func(*config.Config) workflows.SessionInput) run {
+	t.Helper()
 	env.ExecuteWorkflow(workflows.SessionWorkflow, input(&cfg))
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")

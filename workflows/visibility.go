@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -65,6 +66,49 @@ func (s *session) publish(ctx workflow.Context, status string) {
 	workflow.SetCurrentDetails(ctx, s.details(ctx, status))
 }
 
+// changeFailedStatus: a session that fails upserts LetheStatus=failed
+// before it returns its error. Asked only on that path, so a failed
+// session recorded before it (replayed when it is queried) keeps its
+// history, and sessions that do not fail record no marker.
+const changeFailedStatus = "failed-status"
+
+// markFailed publishes LetheStatus=failed when the session ends with an
+// error, so that the query for running sessions stops listing it.
+// Continue-as-new and cancellation (LetheStatus=cancelled) are not
+// failures. Without a config (an empty goal before ResolveConfig, a
+// ResolveConfig that did not say) the session cannot tell whether the
+// attributes are registered on the namespace, and an upsert of an
+// unregistered one would fail every workflow task: it shows the failure
+// in its details only.
+func (s *session) markFailed(ctx workflow.Context, err error) {
+	if err == nil || workflow.IsContinueAsNewError(err) || temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
+		return
+	}
+	s.phase, s.failure = "failed", err.Error()
+	if s.wait != nil {
+		s.wait.current = nil // a wait of a coroutine that the failure ended
+	}
+	s.log.Error("session failed", "error", err)
+	if s.cfg.Temporal.SearchAttributes && workflow.GetVersion(ctx, changeFailedStatus, workflow.DefaultVersion, 1) < 1 {
+		workflow.SetCurrentDetails(ctx, s.details(ctx, StatusFailed))
+		return
+	}
+	s.publish(ctx, StatusFailed)
+}
+
+// attributesRegistered is the detail of a ResolveConfig failure: whether
+// the worker registered the search attributes, which a session or an
+// evaluation without a config has no other way to know. No detail (a
+// worker older than it, or another error): not known, so no upsert.
+func attributesRegistered(err error) bool {
+	var app *temporal.ApplicationError
+	registered := false
+	if errors.As(err, &app) && app.HasDetails() && app.Details(&registered) == nil {
+		return registered
+	}
+	return false
+}
+
 // details is the Markdown shown as the workflow's current details.
 func (s *session) details(ctx workflow.Context, status string) string {
 	var b strings.Builder
@@ -86,6 +130,9 @@ func (s *session) details(ctx workflow.Context, status string) string {
 	fmt.Fprintf(&b, "| pressure / ψ | %.2f / %.2f |\n", s.st.Pressure, s.st.Psi)
 	if s.stop != "" {
 		fmt.Fprintf(&b, "| stop reason | %s |\n", s.stop)
+	}
+	if s.failure != "" {
+		fmt.Fprintf(&b, "| error | %s |\n", strings.ReplaceAll(truncateRunes(s.failure, 500), "|", "\\|"))
 	}
 	if len(s.st.LastOps) > 0 {
 		b.WriteString("\n**Last operations**\n\n")

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/lethe-research/lethe/config"
+)
+
+// TestErrorOncePrintsEachErrorOnce: a query failing the same way on every
+// tick is shown once; a new failure is shown too.
+func TestErrorOncePrintsEachErrorOnce(t *testing.T) {
+	var b bytes.Buffer
+	e := newErrorOnce(&b)
+	for range 3 {
+		e.print("progress query", errors.New("context deadline exceeded"))
+	}
+	e.print("progress query", errors.New("workflow task failed"))
+	want := "progress query: context deadline exceeded\nprogress query: workflow task failed\n"
+	if b.String() != want {
+		t.Fatalf("printed %q, want %q", b.String(), want)
+	}
+}
+
+// TestSessionQueues: the workflow queue always; the LLM and research
+// queues only when split off it, each once.
+func TestSessionQueues(t *testing.T) {
+	names := func(tc config.Temporal) string {
+		var out []string
+		for _, q := range sessionQueues(tc) {
+			out = append(out, q.name+"/"+q.kind.String())
+		}
+		return strings.Join(out, " ")
+	}
+	wf, act := enumspb.TASK_QUEUE_TYPE_WORKFLOW.String(), enumspb.TASK_QUEUE_TYPE_ACTIVITY.String()
+	for _, c := range []struct {
+		tc   config.Temporal
+		want string
+	}{
+		{config.Temporal{TaskQueue: "lethe"}, "lethe/" + wf},
+		{config.Temporal{TaskQueue: "lethe", LLMQueue: "gpu"}, "lethe/" + wf + " gpu/" + act},
+		{config.Temporal{TaskQueue: "lethe", LLMQueue: "x", ResearchQueue: "x"}, "lethe/" + wf + " x/" + act},
+		{config.Temporal{TaskQueue: "lethe", ResearchQueue: "browser"}, "lethe/" + wf + " browser/" + act},
+	} {
+		if got := names(c.tc); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.tc, got, c.want)
+		}
+	}
+}
