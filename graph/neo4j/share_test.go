@@ -232,3 +232,24 @@ func TestNearestWithAZeroEmbedding(t *testing.T) {
 		}
 	}
 }
+
+// TestNearestCosineFirstOfEmptySession: the first NearestCosine of a
+// process for a session with no evidence in the vector index (none yet, as
+// when its first pages are judged for novelty) reads the session's share of
+// an index that holds none of it; the count must answer zero and the call
+// nothing near, not fail on a missing row.
+func TestNearestCosineFirstOfEmptySession(t *testing.T) {
+	s := open(t, serverConfig(t))
+	const dim = 20 // an index of its own
+	rng := rand.New(rand.NewPCG(3, 5))
+	base := clusterUnit(rng, dim, nil, 0)
+	item := func(int) []float32 { return toF32(clusterUnit(rng, dim, base, 0.05)) }
+	sid, _ := clusterSession(t, s, "empty", 0, item)
+	cos, err := s.NearestCosine(t.Context(), sid, [][]float32{item(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cos) != 1 || cos[0] != 0 {
+		t.Fatalf("NearestCosine in a session without evidence = %v, want [0]", cos)
+	}
+}

@@ -699,13 +699,16 @@ func (s *Store) startK(ctx context.Context, tx driver.ManagedTransaction, sessio
 	label := vecLabel(dim)
 	q := fmt.Sprintf("MATCH (n:%s) RETURN count(n)", label) // the label's count: no read of nodes
 	if n := sh.calls.Add(1); n == 1 || n%sweepEvery == 0 {
-		q = fmt.Sprintf("MATCH (n:%[1]s) WITH count(n) AS total MATCH (e:Evidence {session_id: $sid}) WHERE e:%[1]s RETURN total, count(e)", label)
+		q = fmt.Sprintf("MATCH (n:%[1]s) WITH count(n) AS total OPTIONAL MATCH (e:Evidence {session_id: $sid}) WHERE e:%[1]s RETURN total, count(e)", label)
 	} else {
 		sh.mine.Add(labelled)
 	}
 	rec, err := single(ctx, tx, q, map[string]any{"sid": sessionID})
 	if err != nil {
 		return 0, err
+	}
+	if rec == nil {
+		return 0, fmt.Errorf("vector share of session %s: the count returned no row", sessionID)
 	}
 	total, _ := rec.Values[0].(int64)
 	if len(rec.Values) > 1 {
