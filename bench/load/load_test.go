@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +50,21 @@ func TestStatTicks(t *testing.T) {
 	}
 }
 
+func TestStatTree(t *testing.T) {
+	ppid, ticks := statTree("1234 (post gres) S 77 1234 1234 0 -1 4194560 100 0 0 0 250 50 30 20 20 0 12 0")
+	if ppid != 77 || ticks != 350 {
+		t.Errorf("statTree = %d, %d; want 77, 350", ppid, ticks)
+	}
+	if ppid, ticks := statTree("garbage"); ppid != 0 || ticks != 0 {
+		t.Errorf("statTree(garbage) = %d, %d", ppid, ticks)
+	}
+	// This process has no children that the bench started here: its tree
+	// is at least its own time.
+	if self := readUsage(os.Getpid()).ticks; treeTicks(os.Getpid()) < self {
+		t.Errorf("treeTicks below the process's own %d", self)
+	}
+}
+
 func TestParseFlags(t *testing.T) {
 	o, err := parseFlags([]string{"-n", "1, 20,200", "-latency", "10s"})
 	if err != nil || len(o.ns) != 3 || o.ns[2] != 200 || o.latency != 10*time.Second {
@@ -65,10 +80,13 @@ func TestParseFlags(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	ok := session{wall: 10 * time.Second, model: 6 * time.Second, iterations: 4, events: 100, bytes: 2048}
 	slow := session{wall: 14 * time.Second, model: 6 * time.Second, iterations: 4, events: 120, bytes: 4096}
-	r := summarize(3, time.Second, 30*time.Minute, []session{ok, slow, {err: errors.New("boom")}},
+	r := summarize(3, time.Second, 30*time.Minute, []session{ok, slow, {fail: &failure{id: "x", kind: kindFailed, message: "boom"}}},
 		[]usage{{ticks: 100}, {ticks: 50}}, []usage{{ticks: 100 + 180*100}, {ticks: 50 + 90*100, hwmKiB: 2048}})
-	if r.failed != 1 || !strings.Contains(r.firstErr, "boom") {
-		t.Errorf("failures %d %q", r.failed, r.firstErr)
+	if r.failed != 1 || len(r.failures) != 1 || r.failures[0].message != "boom" {
+		t.Errorf("failures %d %+v", r.failed, r.failures)
+	}
+	if r.session50 != 10*time.Second || r.session95 != 14*time.Second {
+		t.Errorf("session time p50 %v p95 %v", r.session50, r.session95)
 	}
 	if r.p50 != time.Second || r.p99 != 2*time.Second || r.ratio() != 1 {
 		t.Errorf("overhead p50 %v p99 %v ratio %v", r.p50, r.p99, r.ratio())

@@ -22,6 +22,16 @@
 // (perf) during each round and writes their top functions next to the
 // table (docs/scaling.md reads them).
 //
+// -targets devserver,cluster runs each round on the dev server and then on
+// an external Temporal frontend (-cluster-env: the env file that
+// scripts/cluster.sh up DIR writes), with workers of the bench's own on
+// both, and prints the two side by side:
+//
+//	go run ./bench/load -n 200 -latency 10s -targets devserver,cluster -cluster-env /tmp/c/env
+//
+// Every session that does not complete is listed with its workflow and
+// run ids, the server's status and the failure's message.
+//
 // Everything runs on loopback: the dev server (the cached Temporal CLI, see
 // the Makefile), the scripted model (llm/llmtest) and the workers.
 package main
@@ -32,6 +42,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +60,7 @@ type options struct {
 	timeout  time.Duration
 	base     setup   // -set and -dc: every round
 	setups   []setup // -setup: each round runs once per setup (A/B in one process)
+	targets  []target
 	profile  time.Duration
 }
 
@@ -109,7 +121,13 @@ func parseFlags(args []string) (options, error) {
 		o.setups = append(o.setups, st)
 		return err
 	})
+	targets := fs.String("targets", targetDevServer, "comma-separated Temporal servers to run each round on, in one process: devserver (started per round) and cluster (-cluster-env)")
+	clusterEnv := fs.String("cluster-env", "", "the cluster's environment file (shell exports, as scripts/cluster.sh up DIR writes DIR/env): its frontend, namespace and graph store")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err error
+	if o.targets, err = parseTargets(*targets, *clusterEnv); err != nil {
 		return o, err
 	}
 	for _, f := range strings.Split(*ns, ",") {
@@ -194,7 +212,7 @@ func defaultTemporal() string {
 }
 
 func run(ctx context.Context, o options) error {
-	if _, err := os.Stat(o.temporal); err != nil {
+	if _, err := os.Stat(o.temporal); err != nil && slices.ContainsFunc(o.targets, func(t target) bool { return !t.external() }) {
 		return fmt.Errorf("temporal CLI %s: %w (make temporal installs it)", o.temporal, err)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -203,12 +221,14 @@ func run(ctx context.Context, o options) error {
 	var rows []row
 	for _, n := range o.ns {
 		for _, st := range o.setups {
-			r, err := round(ctx, o, st.merged(o.base), n)
-			if err != nil {
-				return fmt.Errorf("round of %d sessions (%s): %w", n, st.name, err)
+			for _, t := range o.targets {
+				r, err := round(ctx, o, t, st.merged(o.base), n)
+				if err != nil {
+					return fmt.Errorf("round of %d sessions (%s on %s): %w", n, st.name, t.name, err)
+				}
+				rows = append(rows, r)
+				fmt.Println(r.line())
 			}
-			rows = append(rows, r)
-			fmt.Println(r.line())
 		}
 	}
 	table := renderTable(o, rows)

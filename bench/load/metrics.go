@@ -16,16 +16,6 @@ import (
 // that, unlike CPU time, a loaded machine does not inflate.
 const persistenceCounter = "persistence_requests"
 
-// scrapeCounter reads a Prometheus counter at url: its series summed by
-// their operation label (the whole sum under "").
-func scrapeCounter(ctx context.Context, url, name string) (map[string]float64, error) {
-	text, err := scrape(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	return sumCounter(text, name), nil
-}
-
 // scrape reads the text exposition at url.
 func scrape(ctx context.Context, url string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -18,16 +18,59 @@ type usage struct {
 // on every Linux architecture Go supports.
 const userHZ = 100
 
-// sample reads /proc for each process; a process that is gone reads zero.
-func sample(cmds []*exec.Cmd) []usage {
-	out := make([]usage, len(cmds))
-	for i, c := range cmds {
-		if c == nil || c.Process == nil {
-			continue
+// sample reads /proc for each process; a process that is gone, or pid 0
+// (one the bench does not know), reads zero.
+func sample(pids []int) []usage {
+	out := make([]usage, len(pids))
+	for i, pid := range pids {
+		if pid > 0 {
+			out[i] = readUsage(pid)
 		}
-		out[i] = readUsage(c.Process.Pid)
 	}
 	return out
+}
+
+// pidOf is a started command's process id, 0 for none.
+func pidOf(c *exec.Cmd) int {
+	if c == nil || c.Process == nil {
+		return 0
+	}
+	return c.Process.Pid
+}
+
+// treeTicks is the CPU time of pid and of all its descendants, those that
+// exited included (a parent's cutime and cstime count the children it
+// reaped): a database server forks a process per connection, and a
+// launcher script runs the JVM as its child.
+func treeTicks(pid int) int64 {
+	kids := map[int][]int{}
+	own := map[int]int64{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue // exited since the listing
+		}
+		ppid, ticks := statTree(string(b))
+		kids[ppid] = append(kids[ppid], p)
+		own[p] = ticks
+	}
+	var sum func(int) int64
+	sum = func(p int) int64 {
+		t := own[p]
+		for _, k := range kids[p] {
+			t += sum(k)
+		}
+		return t
+	}
+	return sum(pid)
 }
 
 func readUsage(pid int) usage {
@@ -43,6 +86,25 @@ func readUsage(pid int) usage {
 		}
 	}
 	return u
+}
+
+// statTree is the parent pid and utime + stime + cutime + cstime from a
+// /proc/<pid>/stat line.
+func statTree(stat string) (ppid int, ticks int64) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, 0
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 15 { // f[1] is field 4 (ppid); cutime and cstime are fields 16 and 17
+		return 0, 0
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	for _, v := range f[11:15] {
+		t, _ := strconv.ParseInt(v, 10, 64)
+		ticks += t
+	}
+	return ppid, ticks
 }
 
 // statTicks is utime + stime from a /proc/<pid>/stat line. The command

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,14 +23,14 @@ type profiles struct {
 
 func (p *profiles) wait() { p.wg.Wait() }
 
-// startProfiles starts the round's profiles in the background; failures are
-// reported on stderr and leave the round's numbers alone.
-func startProfiles(ctx context.Context, o options, st setup, n int, srv *exec.Cmd, pprofs []string) *profiles {
+// startProfiles starts the round's profiles in the background, into files
+// named from base; failures are reported on stderr and leave the round's
+// numbers alone.
+func startProfiles(ctx context.Context, o options, base string, srv *exec.Cmd, pprofs []string) *profiles {
 	p := &profiles{}
 	if o.profile <= 0 {
 		return p
 	}
-	base := filepath.Join(o.out, fmt.Sprintf("%s-n%d", st.name, n))
 	for i, addr := range pprofs {
 		p.wg.Add(1)
 		go func() {
@@ -41,6 +40,9 @@ func startProfiles(ctx context.Context, o options, st setup, n int, srv *exec.Cm
 				fmt.Fprintln(os.Stderr, "load: worker profile:", err)
 			}
 		}()
+	}
+	if srv == nil {
+		return p // an external server: not the bench's process to profile
 	}
 	if perf, err := exec.LookPath("perf"); err == nil && srv.Process != nil {
 		p.wg.Add(1)

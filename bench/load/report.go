@@ -9,7 +9,10 @@ import (
 
 // row is one round: n concurrent sessions.
 type row struct {
-	setup                string
+	setup, target        string
+	serverSeen           bool // the server's process was sampled (not an external one without pid file)
+	countersSeen         bool // the server's persistence counters were read
+	stores               []storeCPU
 	n, failed            int
 	latency, makespan    time.Duration
 	perHour              float64
@@ -22,26 +25,26 @@ type row struct {
 	persistOps           float64 // server persistence operations per session
 	transitions          float64 // workflow state writes per session
 	workerRSSMiB         float64
-	events, kib          float64 // per session, mean
-	firstErr             string
+	events, kib          float64       // per session, mean
+	session50, session95 time.Duration // completed sessions' wall time
+	failures             []failure
 	parts                parts // medians over sessions, per iteration
 }
 
 func summarize(n int, latency, makespan time.Duration, sessions []session, before, after []usage) row {
 	r := row{n: n, latency: latency, makespan: makespan}
-	var over []time.Duration
+	var over, walls []time.Duration
 	var ps [7][]time.Duration
 	done, sticky := 0, 0
 	for _, s := range sessions {
-		if s.err != nil {
+		if s.fail != nil {
 			r.failed++
-			if r.firstErr == "" {
-				r.firstErr = s.err.Error()
-			}
+			r.failures = append(r.failures, *s.fail)
 			continue
 		}
 		done++
 		over = append(over, s.overhead())
+		walls = append(walls, s.wall)
 		sticky += s.parts.stickyTimeouts
 		for i, d := range s.parts.list() {
 			ps[i] = append(ps[i], d/time.Duration(max(1, s.iterations)))
@@ -56,6 +59,7 @@ func summarize(n int, latency, makespan time.Duration, sessions []session, befor
 		r.iterations /= float64(done)
 	}
 	r.p50, r.p99 = percentile(over, 50), percentile(over, 99)
+	r.session50, r.session95 = percentile(walls, 50), percentile(walls, 95)
 	r.parts = parts{wftWait: percentile(ps[0], 50), wftRun: percentile(ps[1], 50), actWait: percentile(ps[2], 50),
 		actRun: percentile(ps[3], 50), llmWait: percentile(ps[4], 50), child: percentile(ps[5], 50), start: percentile(ps[6], 50),
 		stickyTimeouts: sticky}
@@ -87,15 +91,18 @@ func (r row) ratio() float64 {
 }
 
 func (r row) line() string {
-	s := fmt.Sprintf("%s n=%d: %d failed, makespan %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%% (%.0f ms/session, %.0f DB ops and %.0f transitions per session), worker CPU %.0f%% (%.0f ms/session), bench CPU %.0f%%, %.0f events and %.1f KiB per iteration",
-		r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+	s := fmt.Sprintf("%s %s n=%d: %d failed, makespan %s, session p50 %s p95 %s, overhead p50 %s p99 %s (%.1f%% of latency), server CPU %.0f%% (%.0f ms/session, %.0f DB ops and %.0f transitions per session), worker CPU %.0f%% (%.0f ms/session), bench CPU %.0f%%, %.0f events and %.1f KiB per iteration",
+		r.target, r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.session50.Round(100*time.Millisecond), r.session95.Round(100*time.Millisecond), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
 		100*r.ratio(), r.serverCPU, r.serverMS, r.persistOps, r.transitions, r.workerCPU, r.workerMS, r.benchCPU, r.perIter(r.events), r.perIter(r.kib))
 	p := r.parts
 	s += fmt.Sprintf("; per iteration: WFT wait %s run %s, activity wait %s run %s, model-call wait %s, research children %s, start %s, sticky timeouts %d",
 		p.wftWait.Round(time.Millisecond), p.wftRun.Round(time.Millisecond), p.actWait.Round(time.Millisecond), p.actRun.Round(time.Millisecond),
 		p.llmWait.Round(time.Millisecond), p.child.Round(time.Millisecond), p.start.Round(time.Millisecond), p.stickyTimeouts)
-	if r.firstErr != "" {
-		s += "; first failure: " + r.firstErr
+	if len(r.stores) > 0 {
+		s += "; databases CPU: " + r.storesCPU()
+	}
+	for _, f := range r.failures {
+		s += "\n  failed: " + f.String()
 	}
 	return s
 }
@@ -109,26 +116,116 @@ func arrivals(ramp time.Duration) string {
 
 func renderTable(o options, rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Scripted model at %s per call (± %.0f%%), sessions started %s, %d worker process(es), dev server; overhead = (session time - model time) / iterations.\n\n",
+	fmt.Fprintf(&b, "Scripted model at %s per call (± %.0f%%), sessions started %s, %d worker process(es) of the bench's own on each target; overhead = (session time - model time) / iterations.\n\n",
 		o.latency, 100*o.jitter, arrivals(o.ramp), o.workers)
-	b.WriteString("| setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session | events/iteration | KiB/iteration | server CPU/session | worker CPU/session | DB ops/session | transitions/session |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString(sideBySide(rows))
+	b.WriteString("\n| target | setup | sessions | failed | makespan | sessions/h | overhead p50 | overhead p99 | p50 / latency | server CPU | worker CPU | bench CPU | worker RSS | events/session | KiB/session | events/iteration | KiB/iteration | server CPU/session | worker CPU/session | DB ops/session | transitions/session | databases CPU |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f | %.1f | %.1f | %.0f ms | %.0f ms | %.0f | %.0f |\n",
-			r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
-			100*r.ratio(), r.serverCPU, r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.perIter(r.events), r.perIter(r.kib), r.serverMS, r.workerMS, r.persistOps, r.transitions)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %.0f | %s | %s | %.1f%% | %s | %.0f%% | %.0f%% | %.0f MiB | %.0f | %.1f | %.1f | %.1f | %s | %.0f ms | %s | %s | %s |\n",
+			r.target, r.setup, r.n, r.failed, r.makespan.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+			100*r.ratio(), r.server("%.0f%%", r.serverCPU), r.workerCPU, r.benchCPU, r.workerRSSMiB, r.events, r.kib, r.perIter(r.events), r.perIter(r.kib),
+			r.server("%.0f ms", r.serverMS), r.workerMS, r.counter("%.0f", r.persistOps), r.counter("%.0f", r.transitions), r.storesCPU())
 	}
 	b.WriteString("\nWhere an iteration's time went (medians over sessions, per iteration, from history): waiting for a workflow task to start, running it, non-model activities waiting and running, model calls waiting for a slot, research child workflows (initiated to completed), the start (the session's first event to its first model call: health check and bootstrap, also inside the other columns); sticky timeouts: workflow tasks (all sessions) that waited out the sticky queue's schedule-to-start timeout and went back to the normal queue.\n\n")
-	b.WriteString("| setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait | research children | start | sticky timeouts |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| target | setup | sessions | WFT wait | WFT run | activity wait | activity run | model-call wait | research children | start | sticky timeouts |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d", r.setup, r.n)
+		fmt.Fprintf(&b, "| %s | %s | %d", r.target, r.setup, r.n)
 		for _, d := range r.parts.list() {
 			fmt.Fprintf(&b, " | %s", d.Round(time.Millisecond))
 		}
 		fmt.Fprintf(&b, " | %d |\n", r.parts.stickyTimeouts)
 	}
-	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling); bench CPU is this process (scripted model and client). Server CPU/session, DB ops/session (the server's persistence_requests, which include its polling over time) and transitions/session (its workflow state writes, which depend on the sessions alone) are costs per session that a loaded machine inflates less than times. Failed sessions count in neither overhead nor sessions/h.\n")
+	b.WriteString("\nCPU is percent of one core over the round (the machine's cores times 100 is the ceiling); bench CPU is this process (scripted model and client). Server CPU/session, DB ops/session (the server's persistence_requests, which include its polling over time) and transitions/session (its workflow state writes, which depend on the sessions alone) are costs per session that a loaded machine inflates less than times; – is a number the bench cannot read (a cluster without pid files or metrics address). Databases CPU: the cluster's PostgreSQL and Neo4j process trees; the dev server's SQLite is in its own process and the embedded graph store in the worker's. Failed sessions count in neither overhead nor sessions/h.\n")
+	b.WriteString(failureTable(rows))
 	return b.String()
+}
+
+// server formats the server's CPU, "–" when its process was not seen.
+func (r row) server(format string, v float64) string {
+	return seen(r.serverSeen, format, v)
+}
+
+// counter formats a server counter, "–" when they were not read.
+func (r row) counter(format string, v float64) string {
+	return seen(r.countersSeen, format, v)
+}
+
+func seen(ok bool, format string, v float64) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// storesCPU is the cluster's database processes' CPU: "postgres 30%
+// (120 ms/session), neo4j ...", or what holds it on the dev server.
+func (r row) storesCPU() string {
+	if len(r.stores) == 0 {
+		return "in server and worker"
+	}
+	var parts []string
+	for _, s := range r.stores {
+		parts = append(parts, fmt.Sprintf("%s %.0f%% (%.0f ms/session)", s.name, s.cpu, s.ms))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sideBySide is the headline: each target's sessions completed, failed
+// by kind, session time and throughput, one row per target and round.
+func sideBySide(rows []row) string {
+	var b strings.Builder
+	b.WriteString("| target | setup | sessions | completed | failed | session p50 | session p95 | sessions/h | overhead p50 | overhead p99 |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %s | %s |\n", r.target, r.setup, r.n, r.n-r.failed, failedByKind(r.failures),
+			r.session50.Round(100*time.Millisecond), r.session95.Round(100*time.Millisecond), r.perHour, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// failedByKind is "0", or the count with its kinds: "2 (failed 1, not finished 1)".
+func failedByKind(fs []failure) string {
+	if len(fs) == 0 {
+		return "0"
+	}
+	count := map[string]int{}
+	for _, f := range fs {
+		count[f.kind]++
+	}
+	kinds := make([]string, 0, len(count))
+	for k := range count {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for i, k := range kinds {
+		kinds[i] = fmt.Sprintf("%s %d", k, count[k])
+	}
+	return fmt.Sprintf("%d (%s)", len(fs), strings.Join(kinds, ", "))
+}
+
+// failureTable lists every session that did not complete, with its cause.
+func failureTable(rows []row) string {
+	var b strings.Builder
+	b.WriteString("\nSessions that did not complete, each with the server's status and the failure's message (the close event's failure, or a running session's pending activities):\n\n")
+	n := 0
+	for _, r := range rows {
+		for _, f := range r.failures {
+			if n == 0 {
+				b.WriteString("| target | setup | sessions | workflow id | run id | kind | status | cause |\n|---|---|---:|---|---|---|---|---|\n")
+			}
+			n++
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", r.target, r.setup, r.n, f.id, f.runID, f.kind, f.status, cell(f.message))
+		}
+	}
+	if n == 0 {
+		b.WriteString("none.\n")
+	}
+	return b.String()
+}
+
+// cell keeps a message on one table row.
+func cell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
 
 // renderChart draws overhead p50 (solid) and p99 (dashed) in ms against

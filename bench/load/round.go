@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,18 +23,23 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/internal/lethetest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
 )
 
-// session is what one session of a round cost.
+// session is what one session of a round cost; fail says why it did not
+// complete (nil when it did).
 type session struct {
-	err        error
+	fail       *failure
 	id, runID  string
 	wall       time.Duration // history: started to closed, server clock
 	model      time.Duration // the session's own sum of chat latencies
 	iterations int
+	stop       string // the result's stop reason
+	resultErr  string // the result's error
+	reportLen  int
 	events     int
 	bytes      int
 	parts      parts
@@ -46,29 +53,26 @@ func (s session) overhead() time.Duration {
 	return (s.wall - s.model) / time.Duration(s.iterations)
 }
 
-// round runs n concurrent sessions on a fresh dev server and fresh workers.
-func round(ctx context.Context, o options, st setup, n int) (row, error) {
+// round runs n concurrent sessions on the target with fresh workers: on a
+// fresh dev server of its own, or on the cluster's frontend.
+func round(ctx context.Context, o options, t target, st setup, n int) (row, error) {
 	dir, err := os.MkdirTemp("", "lethe-load-")
 	if err != nil {
 		return row{}, err
 	}
 	defer os.RemoveAll(dir)
-	script, err := llmtest.LoadScript(filepath.Join(lethetest.Root(), o.script))
+	model, err := scriptedModel(o)
 	if err != nil {
-		return row{}, fmt.Errorf("script: %w", err)
+		return row{}, err
 	}
-	for i := range script.Rules {
-		script.Rules[i].DelayMS = int(o.latency.Milliseconds())
-		script.Rules[i].JitterMS = int(float64(o.latency.Milliseconds()) * o.jitter)
-	}
-	model := llmtest.NewServer(script)
 	defer model.Close()
-	srv, hostPort, metricsURL, err := startServer(ctx, o.temporal, dir, st)
+	srv, hostPort, metricsURL, err := startTarget(ctx, o, t, dir, st)
 	if err != nil {
 		return row{}, err
 	}
 	defer stop(srv)
-	workers, pprofs, err := startWorkers(o, st, dir, hostPort, model.URL())
+	p := workerParams(o, t, st, dir, hostPort, model.URL())
+	workers, pprofs, err := startWorkers(o, p, dir)
 	defer func() {
 		for _, w := range workers {
 			stop(w)
@@ -77,54 +81,112 @@ func round(ctx context.Context, o options, st setup, n int) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	c, err := dialRetry(ctx, hostPort)
+	c, err := dialRetry(ctx, hostPort, t.namespace())
 	if err != nil {
 		return row{}, err
 	}
 	defer c.Close()
-	procs := append([]*exec.Cmd{srv}, workers...)
-	before, self0 := sample(procs), readUsage(os.Getpid())
-	ops0, err := scrapeCounter(ctx, metricsURL, persistenceCounter)
+	m := newMeter(t, srv, workers, metricsURL)
+	before, err := m.read(ctx)
 	if err != nil {
 		return row{}, err
 	}
-	prof := startProfiles(ctx, o, st, n, srv, pprofs)
+	base := roundBase(o, t, st, n)
+	prof := startProfiles(ctx, o, base, srv, pprofs)
 	t0 := time.Now()
-	sessions := runSessions(ctx, c, o, n)
+	queue := cmp.Or(p["temporal.task_queue"], config.Defaults().Temporal.TaskQueue)
+	sessions := runSessions(ctx, c, o, queue, sessionPrefix(t, n, t0), n)
 	makespan := time.Since(t0)
-	after, self1 := sample(procs), readUsage(os.Getpid())
-	text, err := scrape(ctx, metricsURL)
+	after, err := m.read(ctx)
+	if err == nil {
+		err = m.save(base, n, before, after)
+	}
 	if err != nil {
 		return row{}, err
-	}
-	ops1 := sumCounter(text, persistenceCounter)
-	// The whole exposition, for what the table does not show (matching's
-	// and persistence's latencies by operation, rate limits hit).
-	if err := os.WriteFile(filepath.Join(o.out, fmt.Sprintf("%s-n%d-metrics.txt", st.name, n)), []byte(text), 0o644); err != nil {
-		return row{}, fmt.Errorf("write server metrics: %w", err)
 	}
 	prof.wait()
-	// Histories are read after the round, so that reading them does not
-	// load the server while sessions run.
+	// Histories and failures are read after the round, so that reading
+	// them does not load the server while sessions run.
 	readHistories(ctx, c, sessions)
-	r := summarize(n, o.latency, makespan, sessions, before, after)
-	r.setup = st.name
-	r.benchCPU = float64(self1.ticks-self0.ticks) / (makespan.Seconds() * userHZ / 100)
-	r.persistOps = (ops1[""] - ops0[""]) / float64(n)
-	r.transitions = (transitions(ops1) - transitions(ops0)) / float64(n)
-	if err := os.WriteFile(filepath.Join(o.out, fmt.Sprintf("%s-n%d-dbops.txt", st.name, n)), []byte(opsTable(ops0, ops1, n)), 0o644); err != nil {
-		return row{}, fmt.Errorf("write DB operations: %w", err)
-	}
-	r.serverMS = float64(after[0].ticks-before[0].ticks) * 1000 / userHZ / float64(n)
-	for i := 1; i < len(after); i++ {
-		r.workerMS += float64(after[i].ticks-before[i].ticks) * 1000 / userHZ / float64(n)
-	}
+	markMismatches(sessions)
+	explainFailures(ctx, c, sessions)
+	keepWorkerLogs(dir, base, o.workers, sessions)
+	r := summarize(n, o.latency, makespan, sessions, before.procs, after.procs)
+	r.setup, r.target = st.name, t.name
+	m.fill(&r, before, after, makespan)
 	return r, nil
+}
+
+// newMeter meters the round's processes: the dev server the bench
+// started, or the cluster's server and database processes from its pid
+// files.
+func newMeter(t target, srv *exec.Cmd, workers []*exec.Cmd, metricsURL string) meter {
+	m := meter{pids: []int{pidOf(srv)}, metricsURL: metricsURL}
+	if t.external() {
+		m.pids[0], m.stores = t.serverPid(), t.stores()
+	}
+	for _, w := range workers {
+		m.pids = append(m.pids, pidOf(w))
+	}
+	return m
+}
+
+// keepWorkerLogs copies the workers' logs next to the table when a
+// session failed: the round's directory goes, and a failure's cause on
+// the worker's side (an activity's error, a panic) is only there.
+func keepWorkerLogs(dir, base string, workers int, sessions []session) {
+	if !slices.ContainsFunc(sessions, func(s session) bool { return s.fail != nil }) {
+		return
+	}
+	for i := 0; i < workers; i++ {
+		name := fmt.Sprintf("worker-%d.log", i)
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			err = os.WriteFile(base+"-"+name, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load: keep worker log:", err)
+		}
+	}
+}
+
+// scriptedModel serves the script with every call's latency set to
+// -latency (± -jitter).
+func scriptedModel(o options) (*llmtest.Server, error) {
+	script, err := llmtest.LoadScript(filepath.Join(lethetest.Root(), o.script))
+	if err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
+	for i := range script.Rules {
+		script.Rules[i].DelayMS = int(o.latency.Milliseconds())
+		script.Rules[i].JitterMS = int(float64(o.latency.Milliseconds()) * o.jitter)
+	}
+	return llmtest.NewServer(script), nil
+}
+
+// startTarget starts the round's dev server, or for an external target
+// returns its frontend: no process and no metrics of the bench's own.
+func startTarget(ctx context.Context, o options, t target, dir string, st setup) (*exec.Cmd, string, string, error) {
+	if t.external() {
+		if len(st.dc) > 0 || st.dbFile {
+			fmt.Fprintf(os.Stderr, "load: setup %s: dynamic config and db=file apply to the dev server only, not to %s\n", st.name, t.name)
+		}
+		return nil, t.hostPort(), t.metricsURL(), nil
+	}
+	return startServer(ctx, o.temporal, dir, st)
+}
+
+// sessionPrefix names a round's sessions: a cluster keeps the sessions of
+// earlier rounds and runs, and a start attaches to a running session of
+// the same id (USE_EXISTING), so the id carries the target and the
+// round's start time.
+func sessionPrefix(t target, n int, at time.Time) string {
+	return fmt.Sprintf("load-%s-%d-n%d", t.name, at.Unix(), n)
 }
 
 // runSessions starts n sessions, at once or spread evenly over o.ramp, and
 // waits for all of them.
-func runSessions(ctx context.Context, c client.Client, o options, n int) []session {
+func runSessions(ctx context.Context, c client.Client, o options, queue, prefix string, n int) []session {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	out := make([]session, n)
@@ -137,23 +199,27 @@ func runSessions(ctx context.Context, c client.Client, o options, n int) []sessi
 			case <-time.After(o.ramp * time.Duration(i) / time.Duration(n)):
 			case <-ctx.Done():
 			}
-			out[i] = oneSession(ctx, c, fmt.Sprintf("load-%d-%d", n, i))
+			out[i] = oneSession(ctx, c, queue, fmt.Sprintf("%s-%d", prefix, i))
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func oneSession(ctx context.Context, c client.Client, id string) session {
-	run, err := start(ctx, c, id)
+func oneSession(ctx context.Context, c client.Client, queue, id string) session {
+	run, err := start(ctx, c, queue, id)
 	if err != nil {
-		return session{err: fmt.Errorf("start %s: %w", id, err)}
+		return session{id: id, fail: &failure{id: id, kind: kindStart, message: err.Error()}}
 	}
+	s := session{id: id, runID: run.GetRunID()}
 	var res workflows.SessionResult
 	if err := run.Get(ctx, &res); err != nil {
-		return session{err: fmt.Errorf("session %s: %w", id, err)}
+		s.fail = &failure{id: id, runID: s.runID, kind: kindWait, message: err.Error()}
+		return s
 	}
-	return session{id: id, runID: run.GetRunID(), model: time.Duration(res.Stats.LLMLatencyMS) * time.Millisecond, iterations: res.Iterations}
+	s.model = time.Duration(res.Stats.LLMLatencyMS) * time.Millisecond
+	s.iterations, s.stop, s.resultErr, s.reportLen = res.Iterations, res.StopReason, res.Error, len(res.Report)
+	return s
 }
 
 // startAttempts bounds the tries of one session's start.
@@ -164,8 +230,8 @@ const startAttempts = 5
 // connection past the client's RPC deadline, and a timed-out start may
 // have created the session after all, so a retry attaches to it
 // (USE_EXISTING) instead of failing or starting a second one.
-func start(ctx context.Context, c client.Client, id string) (client.WorkflowRun, error) {
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: "lethe", WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+func start(ctx context.Context, c client.Client, queue, id string) (client.WorkflowRun, error) {
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: queue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	var err error
 	for i := 0; i < startAttempts && ctx.Err() == nil; i++ {
 		var run client.WorkflowRun
@@ -177,6 +243,9 @@ func start(ctx context.Context, c client.Client, id string) (client.WorkflowRun,
 			return nil, err
 		}
 	}
+	if err == nil { // the round's -timeout ended before the first try
+		err = ctx.Err()
+	}
 	return nil, fmt.Errorf("%d attempts: %w", startAttempts, err)
 }
 
@@ -186,7 +255,7 @@ func readHistories(ctx context.Context, c client.Client, sessions []session) {
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i := range sessions {
-		if sessions[i].err != nil {
+		if sessions[i].fail != nil {
 			continue
 		}
 		wg.Add(1)
@@ -205,7 +274,7 @@ func readHistory(ctx context.Context, c client.Client, s *session) {
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			s.err = fmt.Errorf("history %s: %w", s.id, err)
+			s.fail = &failure{id: s.id, runID: s.runID, kind: kindHistory, message: err.Error()}
 			return
 		}
 		evs = append(evs, e)
@@ -263,21 +332,14 @@ func startServer(ctx context.Context, bin, dir string, st setup) (cmd *exec.Cmd,
 	return cmd, fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d/metrics", mport), nil
 }
 
-// startWorkers builds the worker once per round and starts o.workers of
-// them, each with a loopback pprof endpoint (returned) when profiling. The
-// embedded graph store is one file per process, so several workers would
-// each see part of a session: more than one needs Neo4j.
-func startWorkers(o options, st setup, dir, hostPort, modelURL string) ([]*exec.Cmd, []string, error) {
-	if o.workers > 1 && os.Getenv("LETHE_GRAPH_BACKEND") != "neo4j" {
-		return nil, nil, errors.New("-workers > 1 needs a shared graph store: set LETHE_GRAPH_BACKEND=neo4j and its LETHE_GRAPH_* settings")
-	}
-	bin := filepath.Join(dir, "worker")
-	build := exec.Command("go", "build", "-o", bin, "./worker")
-	build.Dir, build.Stdout, build.Stderr = lethetest.Root(), os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, nil, fmt.Errorf("build worker: %w", err)
-	}
+// workerParams are the round's worker parameters: the scripted tests'
+// shared ones, the cluster's environment (its frontend, namespace and
+// graph store), the bench's own, then the setup's, which win.
+func workerParams(o options, t target, st setup, dir, hostPort, modelURL string) map[string]string {
 	p := lethetest.Params(modelURL, dir)
+	for k, v := range t.params {
+		p[k] = v
+	}
 	p["temporal.host_port"] = hostPort
 	// Timeouts that a slow model under load does not trip: the bench
 	// measures orchestration, not retries.
@@ -294,6 +356,23 @@ func startWorkers(o options, st setup, dir, hostPort, modelURL string) ([]*exec.
 	p["assembly.synthesis"] = "false"
 	for k, v := range st.params {
 		p[k] = v
+	}
+	return p
+}
+
+// startWorkers builds the worker once per round and starts o.workers of
+// them, each with a loopback pprof endpoint (returned) when profiling. The
+// embedded graph store is one file per process, so several workers would
+// each see part of a session: more than one needs Neo4j.
+func startWorkers(o options, p map[string]string, dir string) ([]*exec.Cmd, []string, error) {
+	if o.workers > 1 && p["graph.backend"] != "neo4j" && os.Getenv("LETHE_GRAPH_BACKEND") != "neo4j" {
+		return nil, nil, errors.New("-workers > 1 needs a shared graph store: -set graph.backend=neo4j and its graph.neo4j_* settings, or the cluster's")
+	}
+	bin := filepath.Join(dir, "worker")
+	build := exec.Command("go", "build", "-o", bin, "./worker")
+	build.Dir, build.Stdout, build.Stderr = lethetest.Root(), os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, nil, fmt.Errorf("build worker: %w", err)
 	}
 	var out []*exec.Cmd
 	var pprofs []string
@@ -325,10 +404,10 @@ func startWorkers(o options, st setup, dir, hostPort, modelURL string) ([]*exec.
 	return out, pprofs, nil
 }
 
-func dialRetry(ctx context.Context, hostPort string) (client.Client, error) {
+func dialRetry(ctx context.Context, hostPort, namespace string) (client.Client, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		c, err := client.Dial(client.Options{HostPort: hostPort})
+		c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace})
 		if err == nil {
 			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
 				return c, nil
@@ -336,7 +415,7 @@ func dialRetry(ctx context.Context, hostPort string) (client.Client, error) {
 			c.Close()
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("dev server at %s: %w", hostPort, err)
+			return nil, fmt.Errorf("Temporal server at %s: %w", hostPort, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -115,6 +115,13 @@ func lookupEnv(env []string, name string) string {
 	return ""
 }
 
+// EnvKeys maps the LETHE_* variables of env ("KEY=value" pairs) to
+// parameter keys as Load reads them, for a tool that hands a deployment's
+// environment file on as parameters.
+func EnvKeys(env []string) (map[string]string, error) {
+	return envOverrides(env)
+}
+
 // envOverrides maps LETHE_* variables to keys; an unknown LETHE_* variable
 // is an error so that a typo never silently runs with a default.
 func envOverrides(env []string) (map[string]string, error) {
