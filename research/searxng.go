@@ -339,4 +339,3 @@ func statusMessage(status int, body []byte) string {
 	}
 	return msg
 }
-
