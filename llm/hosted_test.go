@@ -116,15 +116,18 @@ func TestRetryAfter(t *testing.T) {
 // forms of Retry-After.
 func TestRateLimitCarriesRetryAfter(t *testing.T) {
 	ctx := context.Background()
-	srv := hostedServer(t, 1) // every request refused
+	srv := hostedServer(t, 1) // every new request refused once
 	c := llm.NewChatClient(llm.ChatConfig{BaseURL: srv.URL(), APIKey: testKey}, nil)
 	for i, form := range []string{"seconds", "HTTP date"} {
-		_, err := c.Complete(ctx, llm.ChatRequest{User: "u"}, nil)
+		_, err := c.Complete(ctx, llm.ChatRequest{User: form}, nil)
 		se, outage := llm.AsOutage(ctx, err)
 		wait := llm.RetryAfterOf(err)
 		if !outage || se.Service != llm.ServiceChat || wait < time.Second || wait > 3*time.Second {
 			t.Errorf("429 %d (%s): outage %v, retry after %s (err %v), want an outage asking about 2 s", i, form, outage, wait, err)
 		}
+	}
+	if _, err := c.Complete(ctx, llm.ChatRequest{User: "seconds"}, nil); err != nil {
+		t.Errorf("a request tried again after its 429: %v", err)
 	}
 	if d := llm.RetryAfterOf(errors.New("refused")); d != 0 {
 		t.Errorf("RetryAfterOf of an error without a server's answer: %s", d)

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,8 +21,11 @@ type Hosted struct {
 	// Key every request must carry as "Authorization: Bearer <Key>"; any
 	// other request gets 401 with OpenAI's error body.
 	Key string `json:"key"`
-	// RateLimitEvery refuses every Nth POST of each endpoint (chat
-	// completions and embeddings counted apart) with 429; 0 = never.
+	// RateLimitEvery refuses every Nth new POST of each endpoint (chat
+	// completions and embeddings counted apart) with 429; 0 = never. Only
+	// a body not seen before counts, and none is refused twice: a client
+	// that repeats its work after a refusal gets through, as it does once
+	// a real limit's window has passed.
 	RateLimitEvery int `json:"rate_limit_every"`
 	// RetryAfterS is the wait a 429 asks for, in seconds: the refusals
 	// alternate between the two forms of Retry-After, delay seconds first,
@@ -52,8 +56,9 @@ type hostedGate struct {
 	next     http.Handler
 	rec      func(Recorded)
 	mu       sync.Mutex
-	posts    map[string]int // POSTs seen per path
-	refusals int            // 429s sent, which alternate the Retry-After form
+	posts    map[string]int  // new POST bodies seen per path
+	seen     map[uint64]bool // path and body hashes of the POSTs seen
+	refusals int             // 429s sent, which alternate the Retry-After form
 }
 
 // ServeHTTP answers what a hosted API answers before its model sees the
@@ -73,9 +78,16 @@ func (g *hostedGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, rec.Status, "invalid_request_error", "", fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
 		return
 	}
-	if wait, ok := g.limited(r); ok {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		g.rec(rec)
+		writeOpenAIError(w, rec.Status, "invalid_request_error", "", "could not read the request body")
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if wait, ok := g.limited(r, body); ok {
 		rec.Status = http.StatusTooManyRequests
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		rec.Body = string(body)
 		g.rec(rec)
 		w.Header().Set("Retry-After", wait)
@@ -86,14 +98,19 @@ func (g *hostedGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
-// limited counts a POST and says whether it is refused, with the
+// limited counts a new POST and says whether it is refused, with the
 // Retry-After value to send.
-func (g *hostedGate) limited(r *http.Request) (string, bool) {
+func (g *hostedGate) limited(r *http.Request, body []byte) (string, bool) {
 	if r.Method != http.MethodPost || g.RateLimitEvery == 0 {
 		return "", false
 	}
+	h := hash64(r.URL.Path + "\x00" + string(body))
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.seen[h] {
+		return "", false
+	}
+	g.seen[h] = true
 	g.posts[r.URL.Path]++
 	if g.posts[r.URL.Path]%g.RateLimitEvery != 0 {
 		return "", false

@@ -94,7 +94,7 @@ func New(s Script) (*Server, error) {
 	})
 	srv.handler = mux
 	if s.Hosted != nil {
-		srv.handler = &hostedGate{Hosted: *s.Hosted, next: mux, rec: srv.record, posts: map[string]int{}}
+		srv.handler = &hostedGate{Hosted: *s.Hosted, next: mux, rec: srv.record, posts: map[string]int{}, seen: map[uint64]bool{}}
 	}
 	return srv, nil
 }
