@@ -205,7 +205,9 @@ func TestRetryAfterIsWaitedOut(t *testing.T) {
 	srv := llmtest.NewServer(script)
 	t.Cleanup(srv.Close)
 	r := runAtEnv(t, srv, srv.URL(), noDense, []string{"LETHE_LLM_API_KEY=sk-k", "LETHE_EMBED_API_KEY=sk-k"},
-		func(cfg *config.Config) workflows.SessionInput { return workflows.SessionInput{Goal: goal, Config: cfg} }, nil)
+		func(cfg *config.Config) workflows.SessionInput {
+			return workflows.SessionInput{Goal: goal, Config: cfg}
+		}, nil)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
