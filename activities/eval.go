@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/lethe-research/lethe/config"
+	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/eval/score"
@@ -158,7 +159,9 @@ func (a *Activities) BaselineLoop(ctx context.Context, in BaselineInput) (System
 // greedy decoding for reproducible grades, the worker's API key.
 func (a *Activities) judge(in ScoreInput) *llm.ChatClient {
 	key := firstNonEmpty(a.Cfg.Eval.JudgeAPIKey, a.Cfg.LLM.APIKey)
-	return llm.NewChatClient(llm.ChatConfig{BaseURL: in.JudgeBaseURL, Model: in.JudgeModel, APIKey: key, Timeout: a.Cfg.LLM.Timeout, Temperature: 0, Seed: 1}, a.HTTP)
+	setting := load.Setting("eval.judge_api_key") + ", or " + load.Setting("llm.api_key") + " when that is empty"
+	return llm.NewChatClient(llm.ChatConfig{BaseURL: in.JudgeBaseURL, Model: in.JudgeModel, APIKey: key, KeySetting: setting,
+		Timeout: a.Cfg.LLM.Timeout, Temperature: 0, Seed: 1}, a.HTTP)
 }
 
 // Score scores one system's answer to one question (docs/eval.md): gold

@@ -113,7 +113,8 @@ func checkPayload(name string, res any, max int) error {
 }
 
 // Classify turns an activity's error into what the workflow acts on: a
-// model outage (ErrModelUnavailable with the service and URL), a permanent
+// model outage (ErrModelUnavailable with the service, URL and the wait the
+// server asked for), a model server's refusal of the key or a permanent
 // store error (non-retryable), or the error as it was (transient: retried
 // by the activity's retry policy). Application errors pass unchanged.
 func Classify(ctx context.Context, err error) error {
@@ -123,8 +124,11 @@ func Classify(ctx context.Context, err error) error {
 	}
 	if se, ok := llm.AsOutage(ctx, err); ok {
 		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrModelUnavailable, temporal.ApplicationErrorOptions{
-			Cause: err, Details: []any{Outage{Service: se.Service, URL: se.URL, Error: se.Err.Error()}},
+			Cause: err, Details: []any{Outage{Service: se.Service, URL: se.URL, Error: se.Err.Error(), RetryAfter: llm.RetryAfterOf(err)}},
 		})
+	}
+	if llm.IsAuth(err) { // a refused key: no retry or wait can change the answer
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrLLM, err)
 	}
 	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanentStore, err)

@@ -7,11 +7,13 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
+	"github.com/lethe-research/lethe/llm/llmtest"
 )
 
 func TestClassify(t *testing.T) {
@@ -60,5 +62,27 @@ func TestCheckPayload(t *testing.T) {
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != ErrPayloadTooLarge || !app.NonRetryable() || !strings.Contains(err.Error(), "Expand") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A hosted API's answers before its model sees the request: a refused key
+// fails the activity for good (no retry or wait changes it), and a rate
+// limit is an outage whose details carry the Retry-After the workflow's
+// wait honours.
+func TestClassifyHostedRefusals(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(llmtest.Script{Hosted: &llmtest.Hosted{Key: "sk-k", RateLimitEvery: 1, RetryAfterS: 5}})
+	defer srv.Close()
+	_, refused := llm.NewEmbedClient(llm.EmbedConfig{BaseURL: srv.URL(), KeySetting: "embed.api_key"}, nil).Embed(ctx, llm.Document, []string{"x"})
+	var app *temporal.ApplicationError
+	if err := Classify(ctx, fmt.Errorf("ingest: %w", refused)); !errors.As(err, &app) || app.Type() != ErrLLM || !app.NonRetryable() ||
+		!strings.Contains(err.Error(), "set embed.api_key") {
+		t.Errorf("refused key: %v, want a non-retryable %s naming embed.api_key", err, ErrLLM)
+	}
+	_, limited := llm.NewEmbedClient(llm.EmbedConfig{BaseURL: srv.URL(), APIKey: "sk-k"}, nil).Embed(ctx, llm.Document, []string{"x"})
+	err := Classify(ctx, fmt.Errorf("ingest: %w", limited))
+	var o Outage
+	if !errors.As(err, &app) || app.Type() != ErrModelUnavailable || app.Details(&o) != nil || o.RetryAfter != 5*time.Second {
+		t.Errorf("rate limited: %v, outage %+v; want %s asking for 5 s", err, o, ErrModelUnavailable)
 	}
 }

@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/lethe-research/lethe/activities"
+	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/llm/llmtest"
 )
 
 // The bootstrap probe asks the session's search providers too: one that
@@ -90,4 +97,39 @@ func TestHealthCheckProbesProviders(t *testing.T) {
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "corpus: research.corpus_dir is not set on this worker") {
 		t.Errorf("corpus missing: warnings %q", res.Warnings)
 	}
+}
+
+// The bootstrap probe of a hosted API (the key wanted on every path, no
+// /health) sends each server its key: with both keys the session starts;
+// with the embedding key missing it fails at once, and the error says
+// which setting to fix.
+func TestHealthCheckSendsKeys(t *testing.T) {
+	script := lethetest.Script(t, "battery_root_done")
+	script.Hosted = &llmtest.Hosted{Key: "sk-hosted"}
+	model := llmtest.NewServer(script)
+	defer model.Close()
+	both := []string{"LETHE_LLM_API_KEY=sk-hosted", "LETHE_EMBED_API_KEY=sk-hosted"}
+	if _, err := hostedEnv(t, model.URL(), both).ExecuteActivity(acts.HealthCheck, activities.HealthInput{SessionID: "hosted"}); err != nil {
+		t.Fatalf("probe with both keys: %v", err)
+	}
+	_, err := hostedEnv(t, model.URL(), both[:1]).ExecuteActivity(acts.HealthCheck, activities.HealthInput{SessionID: "hosted"})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.NonRetryable() || !strings.Contains(err.Error(), "no API key was sent: set embed.api_key (LETHE_EMBED_API_KEY)") ||
+		strings.Contains(err.Error(), "chat model server") {
+		t.Errorf("probe without the embedding key: %v; want a non-retryable failure of the embedding server naming embed.api_key", err)
+	}
+}
+
+// hostedEnv is an activity environment whose worker reads its keys from
+// env, as a worker must (a key is never a session parameter).
+func hostedEnv(t *testing.T, url string, env []string) *testsuite.TestActivityEnvironment {
+	t.Helper()
+	p := lethetest.Params(url, t.TempDir())
+	p["research.browser_path"] = "off"
+	cfg, err := load.Load(load.Sources{Env: env, Overrides: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ae, _, _ := envFor(t, cfg)
+	return ae
 }

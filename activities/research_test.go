@@ -234,7 +234,12 @@ func newScriptedEnv(t *testing.T, dir string, extra map[string]string, script ll
 // (a Faulty in front of a Server, say).
 func newEnvAt(t *testing.T, dir string, extra map[string]string, url string) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities) {
 	t.Helper()
-	cfg := lethetest.Config(t, url, dir, extra)
+	return envFor(t, lethetest.Config(t, url, dir, extra))
+}
+
+// envFor is an activity environment of a worker with configuration cfg.
+func envFor(t *testing.T, cfg config.Config) (*testsuite.TestActivityEnvironment, *embedded.Store, *activities.Activities) {
+	t.Helper()
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)

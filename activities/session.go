@@ -41,11 +41,13 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 // sources (the corpus, the model's own knowledge).
 func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) (HealthResult, error) {
 	var errs []error
-	if err := llm.Health(ctx, a.HTTP, a.Cfg.LLM.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", a.Cfg.LLM.BaseURL, err))
+	// The clients' own probes: they send the key, which a hosted API
+	// wants on every path.
+	if err := a.Chat.Health(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", a.Chat.Config().BaseURL, err))
 	}
-	if err := llm.Health(ctx, a.HTTP, a.Cfg.Embed.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", a.Cfg.Embed.BaseURL, err))
+	if err := a.Embed.Health(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", a.Embed.Config().BaseURL, err))
 	}
 	if err := a.Store.Ping(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("graph store (%s): %w", a.Cfg.Graph.Backend, err))

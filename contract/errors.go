@@ -1,5 +1,7 @@
 package contract
 
+import "time"
+
 // Error types the guard gives the failures it classifies.
 const (
 	// ErrModelUnavailable is a model-server outage. Retry policies list it
@@ -18,4 +20,7 @@ type Outage struct {
 	Service string `json:"service"` // llm.ServiceChat or llm.ServiceEmbed
 	URL     string `json:"url"`
 	Error   string `json:"error"`
+	// RetryAfter is the wait the server asked for (a 429's Retry-After):
+	// the workflow's next try comes no sooner. 0 = not said.
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
 }

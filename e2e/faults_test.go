@@ -46,6 +46,14 @@ type faultRig struct {
 
 func newFaultRig(t *testing.T, id string, script llmtest.Script, extra map[string]string) *faultRig {
 	t.Helper()
+	return newFaultRigEnv(t, id, script, extra, nil)
+}
+
+// newFaultRigEnv is newFaultRig with env (NAME=value) added to the
+// worker's environment: the keys of a hosted API, which are never
+// session parameters.
+func newFaultRigEnv(t *testing.T, id string, script llmtest.Script, extra map[string]string, env []string) *faultRig {
+	t.Helper()
 	r := &faultRig{id: id, srv: llmtest.NewServer(script)}
 	t.Cleanup(r.srv.Close)
 	var err error
@@ -69,7 +77,7 @@ func newFaultRig(t *testing.T, id string, script llmtest.Script, extra map[strin
 	if r.cfg, err = load.Load(load.Sources{Env: []string{}, Overrides: r.params}); err != nil {
 		t.Fatal(err)
 	}
-	r.w = startWorker(t, r.params)
+	r.w = startWorkerEnv(t, r.params, env)
 	r.c = dial(t)
 	return r
 }

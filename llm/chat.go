@@ -20,8 +20,13 @@ type ChatConfig struct {
 	BaseURL string
 	// Model sent as "model"; omitted when empty (llama.cpp serves its one model).
 	Model string
-	// APIKey sent as "Authorization: Bearer ..." when non-empty.
+	// APIKey sent as "Authorization: Bearer ..." on every request, the
+	// health probe's included, when non-empty.
 	APIKey string
+	// KeySetting names where APIKey is configured ("llm.api_key
+	// (LETHE_LLM_API_KEY)"), so that a refused key (401, 403) says what to
+	// fix; empty = unnamed.
+	KeySetting string
 	// Timeout bounds one Complete call, streaming included; 0 = only ctx.
 	Timeout time.Duration
 	// JSONSchema: send response_format {"type":"json_schema",...} when the
@@ -107,9 +112,11 @@ func NewChatClient(cfg ChatConfig, hc *http.Client) *ChatClient {
 // Config returns the client's configuration.
 func (c *ChatClient) Config() ChatConfig { return c.cfg }
 
-// Health probes the client's server (see Health), with its API key.
+// Health probes the client's server, with its API key: GET /health, or
+// GET /v1/models where there is no /health. A refused key names
+// KeySetting.
 func (c *ChatClient) Health(ctx context.Context) error {
-	return health(ctx, c.hc, c.cfg.BaseURL, c.cfg.APIKey)
+	return keyHint(health(ctx, c.hc, c.cfg.BaseURL, c.cfg.APIKey), c.cfg.KeySetting, c.cfg.APIKey)
 }
 
 // chatMessage is one message of a request or an answer.
@@ -233,7 +240,7 @@ func setPath(m map[string]any, path string, v any) {
 // content is not an error.
 func (c *ChatClient) Complete(ctx context.Context, req ChatRequest, onProgress func(tokens int)) (ChatResponse, error) {
 	resp, err := c.complete(ctx, req, onProgress)
-	return resp, serviceError(ServiceChat, c.cfg.BaseURL, err)
+	return resp, serviceError(ServiceChat, c.cfg.BaseURL, keyHint(err, c.cfg.KeySetting, c.cfg.APIKey))
 }
 
 func (c *ChatClient) complete(ctx context.Context, req ChatRequest, onProgress func(tokens int)) (ChatResponse, error) {

@@ -3,7 +3,8 @@
 // parameters, <think> / reasoning_content extraction, JSON-schema response
 // format, streaming with progress callbacks, token usage) and an embedding
 // client (query/document prefixes, batching, L2 normalisation, dimension
-// probe), plus a health probe.
+// probe), each with a health probe that sends the client's key like every
+// other request.
 //
 // The clients are stateless: every call is an independent HTTP request built
 // from the client's immutable configuration and the call's arguments; there
@@ -18,6 +19,9 @@
 // *HTTPError values; IsRetryable tells whether retrying the call can help
 // (429, 408, 5xx, transport failures, timeouts and truncated streams are
 // retryable; other 4xx, malformed answers and invalid requests are not).
+// A refused key (401, 403: IsAuth) names the setting that holds it, and a
+// server's Retry-After is kept in the HTTPError (RetryAfterOf) for the
+// caller's wait.
 //
 // This package imports no other package of the project.
 package llm

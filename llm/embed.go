@@ -18,8 +18,12 @@ type EmbedConfig struct {
 	BaseURL string
 	// Model sent as "model"; omitted when empty.
 	Model string
-	// APIKey sent as a bearer token when non-empty.
+	// APIKey sent as a bearer token on every request, the health probe's
+	// included, when non-empty.
 	APIKey string
+	// KeySetting names where APIKey is configured, for the error of a
+	// refused key (see ChatConfig.KeySetting).
+	KeySetting string
 	// Timeout bounds each batch request; 0 = only ctx.
 	Timeout time.Duration
 	// BatchSize is the maximum number of texts per request (DefaultBatchSize
@@ -72,9 +76,9 @@ func NewEmbedClient(cfg EmbedConfig, hc *http.Client) *EmbedClient {
 // Config returns the client's configuration.
 func (c *EmbedClient) Config() EmbedConfig { return c.cfg }
 
-// Health probes the client's server (see Health), with its API key.
+// Health probes the client's server as ChatClient.Health does.
 func (c *EmbedClient) Health(ctx context.Context) error {
-	return health(ctx, c.hc, c.cfg.BaseURL, c.cfg.APIKey)
+	return keyHint(health(ctx, c.hc, c.cfg.BaseURL, c.cfg.APIKey), c.cfg.KeySetting, c.cfg.APIKey)
 }
 
 // Prefix returns the prefix texts of kind k get.
@@ -102,7 +106,7 @@ type embedAnswer struct {
 // or a zero / non-finite vector. No texts → nil, no request.
 func (c *EmbedClient) Embed(ctx context.Context, kind EmbedKind, texts []string) ([][]float32, error) {
 	vecs, err := c.embed(ctx, kind, texts)
-	return vecs, serviceError(ServiceEmbed, c.cfg.BaseURL, err)
+	return vecs, serviceError(ServiceEmbed, c.cfg.BaseURL, keyHint(err, c.cfg.KeySetting, c.cfg.APIKey))
 }
 
 func (c *EmbedClient) embed(ctx context.Context, kind EmbedKind, texts []string) ([][]float32, error) {

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrInvalidRequest marks errors caused by the caller or the client's
@@ -29,6 +32,67 @@ type HTTPError struct {
 	Status int    // HTTP status code
 	Body   string // response body, truncated to a few KiB
 	URL    string // request URL
+	// RetryAfter is how long the server asked the client to wait (its
+	// Retry-After header, on a 429 or 503 usually); 0 when it did not say.
+	RetryAfter time.Duration
+}
+
+// httpError reads a non-2xx response into an HTTPError; the caller closes
+// the body.
+func httpError(resp *http.Response, u string) *HTTPError {
+	return &HTTPError{Status: resp.StatusCode, Body: errorBody(resp.Body), URL: u,
+		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+}
+
+// RetryAfter parses a Retry-After header value at time now: delay seconds
+// or an HTTP date (RFC 9110 §10.2.3). An absent, past or unparseable value
+// is 0: the caller's own backoff applies.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// RetryAfterOf is the wait a server asked for in the HTTPError err wraps,
+// or 0.
+func RetryAfterOf(err error) time.Duration {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.RetryAfter
+	}
+	return 0
+}
+
+// IsAuth reports whether err is a server's refusal of the client's
+// credentials: 401 (no or unknown key) or 403 (a key without access).
+// Waiting does not cure it, so it is neither retryable nor an outage.
+func IsAuth(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden)
+}
+
+// keyHint adds to a refused-credentials error what to fix: the setting
+// that holds the key (setting, "" = unnamed), and whether a key was sent
+// at all. Other errors pass unchanged.
+func keyHint(err error, setting, key string) error {
+	if !IsAuth(err) {
+		return err
+	}
+	if setting == "" {
+		setting = "the client's API key"
+	}
+	if key == "" {
+		return fmt.Errorf("%w (no API key was sent: set %s)", err, setting)
+	}
+	return fmt.Errorf("%w (the server refused the API key of %s)", err, setting)
 }
 
 func (e *HTTPError) Error() string {

@@ -15,7 +15,7 @@ import (
 func TestHealth(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Script{})
 	defer srv.Close()
-	if err := llm.Health(context.Background(), nil, srv.URL()+"/v1"); err != nil {
+	if err := llm.NewEmbedClient(llm.EmbedConfig{BaseURL: srv.URL() + "/v1"}, nil).Health(context.Background()); err != nil {
 		t.Errorf("scripted server: %v", err)
 	}
 	if err := llm.NewChatClient(llm.ChatConfig{BaseURL: srv.URL()}, nil).Health(context.Background()); err != nil {
@@ -43,7 +43,7 @@ func TestHealth(t *testing.T) {
 		func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"status":"loading model"}`)) },
 	} {
 		ts := httptest.NewServer(h)
-		err := llm.Health(context.Background(), nil, ts.URL)
+		err := chatHealth(ts.URL)
 		if err == nil || !strings.Contains(err.Error(), ts.URL) || !strings.Contains(err.Error(), "not ready") || !llm.IsRetryable(err) {
 			t.Errorf("loading: %v", err)
 		}
@@ -53,7 +53,7 @@ func TestHealth(t *testing.T) {
 	// Neither endpoint: unhealthy, not retryable.
 	none := httptest.NewServer(http.NotFoundHandler())
 	defer none.Close()
-	err := llm.Health(context.Background(), nil, none.URL)
+	err := chatHealth(none.URL)
 	var he *llm.HTTPError
 	if !errors.As(err, &he) || he.Status != 404 || !strings.Contains(err.Error(), none.URL) || llm.IsRetryable(err) {
 		t.Errorf("no endpoints: %v", err)
@@ -61,12 +61,17 @@ func TestHealth(t *testing.T) {
 
 	// Down server: error naming the URL.
 	u := closedURL(t)
-	err = llm.Health(context.Background(), nil, u)
+	err = chatHealth(u)
 	if err == nil || !strings.Contains(err.Error(), u) || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("down server: %v", err)
 	}
 
-	if err := llm.Health(context.Background(), nil, "not a url"); !errors.Is(err, llm.ErrInvalidRequest) {
+	if err := chatHealth("not a url"); !errors.Is(err, llm.ErrInvalidRequest) {
 		t.Errorf("bad URL: %v", err)
 	}
+}
+
+// chatHealth probes baseURL as a chat client without a key does.
+func chatHealth(baseURL string) error {
+	return llm.NewChatClient(llm.ChatConfig{BaseURL: baseURL}, nil).Health(context.Background())
 }

@@ -68,7 +68,7 @@ func postJSON(ctx context.Context, hc *http.Client, u, apiKey string, body any, 
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, &HTTPError{Status: resp.StatusCode, Body: errorBody(resp.Body), URL: u}
+		return nil, httpError(resp, u)
 	}
 	return resp, nil
 }

@@ -190,7 +190,7 @@ func (c *Corpus) buildDense(ctx context.Context, ix *passageIndex, fp uint64, ps
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(pause):
+			case <-time.After(max(pause, llm.RetryAfterOf(err))): // a rate-limited server said how long
 			}
 			pause = min(2*pause, time.Minute)
 			continue

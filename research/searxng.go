@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/llm"
 )
 
 // SearXNGProviderName is the Provider name of the SearXNG client.
@@ -304,7 +306,7 @@ func (s *SearXNG) once(ctx context.Context, query string, page int) (*searxRespo
 	if res.StatusCode != http.StatusOK {
 		se := &SearchError{Status: res.StatusCode, Msg: statusMessage(res.StatusCode, body)}
 		se.Retryable = res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500
-		se.RetryAfter = retryAfter(res.Header.Get("Retry-After"))
+		se.RetryAfter = llm.RetryAfter(res.Header.Get("Retry-After"), time.Now())
 		return nil, se.RetryAfter, se
 	}
 	if int64(len(body)) > s.cfg.MaxResponseBytes {
@@ -336,21 +338,4 @@ func statusMessage(status int, body []byte) string {
 		msg = http.StatusText(status)
 	}
 	return msg
-}
-
-// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
-func retryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

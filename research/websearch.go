@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/llm"
 )
 
 // Provider names of the web search APIs (research.providers). The corpus
@@ -131,7 +133,7 @@ func (w *webAPI) do(ctx context.Context, req *http.Request, errMsg func([]byte) 
 		se.Msg = shortBody(body, res.StatusCode)
 	}
 	se.Retryable = res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500
-	se.RetryAfter = retryAfter(res.Header.Get("Retry-After"))
+	se.RetryAfter = llm.RetryAfter(res.Header.Get("Retry-After"), time.Now())
 	if se.RetryAfter == 0 && resetHeader != "" {
 		se.RetryAfter = firstSeconds(res.Header.Get(resetHeader))
 	}

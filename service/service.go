@@ -68,12 +68,12 @@ func NewActivities(cfg config.Config, src load.Sources, store graph.Store, log *
 		Store:   store,
 		HTTP:    hc,
 		Chat: llm.NewChatClient(llm.ChatConfig{
-			BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout,
+			BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, APIKey: cfg.LLM.APIKey, KeySetting: load.Setting("llm.api_key"), Timeout: cfg.LLM.Timeout,
 			JSONSchema: cfg.LLM.JSONSchema, ThinkingField: cfg.LLM.ThinkingField, Stream: cfg.LLM.Stream,
 			Temperature: cfg.LLM.Temperature, Seed: cfg.LLM.Seed,
 		}, hc),
 		Embed: llm.NewEmbedClient(llm.EmbedConfig{
-			BaseURL: cfg.Embed.BaseURL, Model: cfg.Embed.Model, APIKey: cfg.Embed.APIKey, Timeout: cfg.Embed.Timeout,
+			BaseURL: cfg.Embed.BaseURL, Model: cfg.Embed.Model, APIKey: cfg.Embed.APIKey, KeySetting: load.Setting("embed.api_key"), Timeout: cfg.Embed.Timeout,
 			BatchSize: cfg.Embed.BatchSize, QueryPrefix: cfg.Embed.QueryPrefix, DocPrefix: cfg.Embed.DocPrefix,
 		}, hc),
 		Policy: research.URLPolicy{CorpusRoot: cfg.Research.CorpusDir},

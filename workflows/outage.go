@@ -45,7 +45,8 @@ func outageOf(err error) (contract.Outage, bool) {
 
 // waiter waits out model-server outages for one workflow: an activity that
 // fails with ErrModelUnavailable is tried again with exponential backoff
-// (1 s doubling up to llm.outage_max_backoff) until it succeeds or
+// (1 s doubling up to llm.outage_max_backoff, or the server's Retry-After
+// when that is longer) until it succeeds or
 // llm.outage_tolerance has passed since its first failure. The time spent
 // waiting is added to *waited, which budgets subtract: a session does not
 // pay for its model server's outage. Several coroutines may wait at once
@@ -105,7 +106,9 @@ func (w *waiter) run(ctx workflow.Context, call func() workflow.Future, out any)
 			return &OutageError{Wait: ow, Waited: now.Sub(first)}
 		}
 		w.show(ctx, w.current)
-		opts := workflow.AwaitOptions{Timeout: min(backoff, left), TimerOptions: workflow.TimerOptions{
+		// A server that said how long to wait (429 Retry-After) is not
+		// asked sooner: an earlier try would only be refused again.
+		opts := workflow.AwaitOptions{Timeout: min(max(backoff, o.RetryAfter), left), TimerOptions: workflow.TimerOptions{
 			Summary: fmt.Sprintf("wait for the %s at %s (attempt %d failed)", o.Service, o.URL, attempt),
 		}}
 		if _, err := workflow.AwaitWithOptions(ctx, opts, stopped); err != nil {

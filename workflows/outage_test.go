@@ -186,3 +186,45 @@ func TestStopEndsAResearchWait(t *testing.T) {
 		t.Fatalf("waited %.0f s: the stop (at 5 min) did not end the research run's wait (tolerance 30 min)", w)
 	}
 }
+
+// A hosted API's rate limit (every third chat and embeddings call refused
+// with 429 and a Retry-After of 40 s, longer than the first backoffs) is
+// waited out as an outage is: each refused call is tried again only once
+// its Retry-After has passed, the waits are off the budget, and the
+// session ends as an undisturbed one. The corpus has no dense stage here:
+// its build at worker start runs on the real clock, not the test's, and
+// would hold searches for its 40 s.
+func TestRetryAfterIsWaitedOut(t *testing.T) {
+	script := lethetest.Script(t, "battery_root_done")
+	noDense := map[string]string{"research.corpus_dense": "0"}
+	base := runSession(t, script, noDense)
+	if base.err != nil {
+		t.Fatal(base.err)
+	}
+	script.Hosted = &llmtest.Hosted{Key: "sk-k", RateLimitEvery: 3, RetryAfterS: 40}
+	srv := llmtest.NewServer(script)
+	t.Cleanup(srv.Close)
+	r := runAtEnv(t, srv, srv.URL(), noDense, []string{"LETHE_LLM_API_KEY=sk-k", "LETHE_EMBED_API_KEY=sk-k"},
+		func(cfg *config.Config) workflows.SessionInput {
+			return workflows.SessionInput{Goal: goal, Config: cfg}
+		}, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	sameOutcome(t, r.res, base.res)
+	refused := 0
+	for _, q := range srv.Requests() {
+		if q.Status == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no call was refused: the rate limit was not exercised")
+	}
+	// Parallel research runs wait side by side and count once; a wait
+	// shorter than 40 s would show as less than 40 s in all.
+	if r.res.ModelWaitedS < 40 {
+		t.Fatalf("model_waited_s %.1f after %d refusals asking for 40 s each", r.res.ModelWaitedS, refused)
+	}
+	t.Logf("%d calls refused with Retry-After 40 s; waited %.0f s off the budget", refused, r.res.ModelWaitedS)
+}

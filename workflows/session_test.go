@@ -52,7 +52,14 @@ func runInput(t *testing.T, script llmtest.Script, extra map[string]string, inpu
 // given the environment before the session starts (delayed signals).
 func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]string, input func(*config.Config) workflows.SessionInput, during func(*testsuite.TestWorkflowEnvironment)) run {
 	t.Helper()
-	env, store, cfg := sessionEnv(t, url, extra)
+	return runAtEnv(t, srv, url, extra, []string{}, input, during)
+}
+
+// runAtEnv is runAt with the worker's environment workerEnv (LETHE_*=value):
+// the keys of a hosted API, which are never session parameters.
+func runAtEnv(t *testing.T, srv *llmtest.Server, url string, extra map[string]string, workerEnv []string, input func(*config.Config) workflows.SessionInput, during func(*testsuite.TestWorkflowEnvironment)) run {
+	t.Helper()
+	env, store, cfg := sessionEnv(t, url, extra, workerEnv)
 	if during != nil {
 		during(env)
 	}
@@ -60,17 +67,25 @@ func runAt(t *testing.T, srv *llmtest.Server, url string, extra map[string]strin
 }
 
 // sessionEnv is a test environment with the real activities on the
-// embedded graph store, the model reached at url.
-func sessionEnv(t *testing.T, url string, extra map[string]string) (*testsuite.TestWorkflowEnvironment, graph.Store, config.Config) {
+// embedded graph store, the model reached at url, the worker's
+// environment workerEnv.
+func sessionEnv(t *testing.T, url string, extra map[string]string, workerEnv []string) (*testsuite.TestWorkflowEnvironment, graph.Store, config.Config) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := lethetest.Config(t, url, dir, extra)
+	p := lethetest.Params(url, dir)
+	for k, v := range extra {
+		p[k] = v
+	}
+	cfg, err := load.Load(load.Sources{Env: workerEnv, Overrides: p})
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	acts, err := service.NewActivities(cfg, load.Sources{Env: []string{}, Overrides: lethetest.Params(url, dir)}, store, nil)
+	acts, err := service.NewActivities(cfg, load.Sources{Env: workerEnv, Overrides: lethetest.Params(url, dir)}, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

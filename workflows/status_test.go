@@ -80,7 +80,7 @@ func TestFailedSessionShowsFailed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
 			t.Cleanup(srv.Close)
-			env, store, cfg := sessionEnv(t, srv.URL(), tc.extra)
+			env, store, cfg := sessionEnv(t, srv.URL(), tc.extra, []string{})
 			var u upserts
 			recordUpserts(env, &u)
 			if tc.fault != nil {

@@ -106,6 +106,10 @@ func EnvName(key string) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
+// Setting names key for a user's eyes: the parameter and the environment
+// variable that sets it, "llm.api_key (LETHE_LLM_API_KEY)".
+func Setting(key string) string { return key + " (" + EnvName(key) + ")" }
+
 func lookupEnv(env []string, name string) string {
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {

@@ -14,7 +14,9 @@
 // is enough for tests of similarity, deduplication and convergence logic.
 //
 // Endpoints: POST /v1/chat/completions (plain and streaming), POST
-// /v1/embeddings, GET /health, GET /v1/models.
+// /v1/embeddings, GET /health, GET /v1/models. Script.Hosted makes the
+// server behave as a hosted API instead (key on every path, no /health,
+// rate limits).
 package llmtest
 
 import (
@@ -78,6 +80,9 @@ type Script struct {
 	// EmbeddingDim is the dimension of embeddings (DefaultEmbeddingDim when
 	// 0); a request's "dimensions" field overrides it.
 	EmbeddingDim int `json:"embedding_dim"`
+	// Hosted, when set, makes the server behave as a hosted API does (key
+	// on every path, no /health, rate limits): see Hosted.
+	Hosted *Hosted `json:"hosted,omitempty"`
 }
 
 // LoadScript reads a Script from a JSON file. Unknown fields, invalid
@@ -113,6 +118,11 @@ type compiledRule struct {
 func compile(s Script) ([]compiledRule, error) {
 	if s.EmbeddingDim < 0 {
 		return nil, fmt.Errorf("embedding_dim %d is negative", s.EmbeddingDim)
+	}
+	if s.Hosted != nil {
+		if err := s.Hosted.validate(); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]compiledRule, len(s.Rules))
 	for i, r := range s.Rules {

@@ -35,8 +35,11 @@ type Recorded struct {
 	Status int
 	// Inputs are the texts of an embeddings request.
 	Inputs []string
-	// Body is the raw request body (chat requests only).
+	// Body is the raw request body (chat requests, and every request a
+	// Hosted server refused with 429).
 	Body string
+	// At is when the server received the request.
+	At time.Time
 }
 
 // Server is a scripted OpenAI-compatible model server. NewServer starts it on
@@ -54,6 +57,13 @@ type Server struct {
 	reqs   []Recorded
 	chats  int
 	embeds int
+	usage  Usage // of the chat answers that carried usage
+}
+
+// Usage sums the token counts a server sent in its chat answers.
+type Usage struct {
+	Answers                        int // chat answers that carried usage
+	PromptTokens, CompletionTokens int
 }
 
 // New validates s and returns an unstarted server (URL() is "" until Start).
@@ -69,7 +79,9 @@ func New(s Script) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", srv.chat)
 	mux.HandleFunc("POST /v1/embeddings", srv.embeddings)
-	mux.HandleFunc("GET /health", srv.health)
+	if s.Hosted == nil {
+		mux.HandleFunc("GET /health", srv.health)
+	}
 	mux.HandleFunc("GET /v1/models", srv.models)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		status, msg := http.StatusNotFound, "no such endpoint: "
@@ -81,6 +93,9 @@ func New(s Script) (*Server, error) {
 		writeError(w, status, "invalid_request_error", msg+r.Method+" "+r.URL.Path)
 	})
 	srv.handler = mux
+	if s.Hosted != nil {
+		srv.handler = &hostedGate{Hosted: *s.Hosted, next: mux, rec: srv.record, posts: map[string]int{}, seen: map[uint64]bool{}}
+	}
 	return srv, nil
 }
 
@@ -146,7 +161,18 @@ func (s *Server) EmbedCount() int {
 	return s.embeds
 }
 
+// Usage is the sum of the usage the server sent with chat answers: every
+// plain answer's, and a streamed answer's when the request asked for it.
+func (s *Server) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
+}
+
 func (s *Server) record(r Recorded) {
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -218,11 +244,27 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if rule != nil && rule.Finish != "" {
 		a.finish = rule.Finish
 	}
+	if s.script.Hosted != nil {
+		a.usage["prompt_tokens"] += tokensPerMessage*len(req.Messages) + tokensReplyPrime
+		a.usage["total_tokens"] = a.usage["prompt_tokens"] + a.usage["completion_tokens"]
+	}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	if !req.Stream || includeUsage {
+		s.countUsage(a.usage)
+	}
 	if !req.Stream {
 		a.write(w)
 		return
 	}
-	a.stream(w, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	a.stream(w, includeUsage)
+}
+
+func (s *Server) countUsage(u map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage.Answers++
+	s.usage.PromptTokens += u["prompt_tokens"]
+	s.usage.CompletionTokens += u["completion_tokens"]
 }
 
 // readChatRequest decodes the body. The raw body is kept in the record even
