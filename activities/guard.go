@@ -118,6 +118,9 @@ func checkPayload(name string, res any, max int) error {
 // store error (non-retryable), or the error as it was (transient: retried
 // by the activity's retry policy). Application errors pass unchanged.
 func Classify(ctx context.Context, err error) error {
+	if llm.IsAuth(err) { // a refused key, even inside an activity's own error: no retry or wait can change the answer
+		return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrModelKeyRefused, err)
+	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		return err
@@ -126,9 +129,6 @@ func Classify(ctx context.Context, err error) error {
 		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrModelUnavailable, temporal.ApplicationErrorOptions{
 			Cause: err, Details: []any{Outage{Service: se.Service, URL: se.URL, Error: se.Err.Error(), RetryAfter: llm.RetryAfterOf(err)}},
 		})
-	}
-	if llm.IsAuth(err) { // a refused key: no retry or wait can change the answer
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrLLM, err)
 	}
 	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanentStore, err)

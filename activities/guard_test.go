@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -75,9 +76,11 @@ func TestClassifyHostedRefusals(t *testing.T) {
 	defer srv.Close()
 	_, refused := llm.NewEmbedClient(llm.EmbedConfig{BaseURL: srv.URL(), KeySetting: "embed.api_key"}, nil).Embed(ctx, llm.Document, []string{"x"})
 	var app *temporal.ApplicationError
-	if err := Classify(ctx, fmt.Errorf("ingest: %w", refused)); !errors.As(err, &app) || app.Type() != ErrLLM || !app.NonRetryable() ||
-		!strings.Contains(err.Error(), "set embed.api_key") {
-		t.Errorf("refused key: %v, want a non-retryable %s naming embed.api_key", err, ErrLLM)
+	for _, e := range []error{fmt.Errorf("ingest: %w", refused), nonRetryable(ErrLLM, fmt.Errorf("reason: %w", refused))} {
+		if err := Classify(ctx, e); !errors.As(err, &app) || app.Type() != contract.ErrModelKeyRefused || !app.NonRetryable() ||
+			!strings.Contains(err.Error(), "set embed.api_key") {
+			t.Errorf("refused key: %v, want a non-retryable %s naming embed.api_key", err, contract.ErrModelKeyRefused)
+		}
 	}
 	_, limited := llm.NewEmbedClient(llm.EmbedConfig{BaseURL: srv.URL(), APIKey: "sk-k"}, nil).Embed(ctx, llm.Document, []string{"x"})
 	err := Classify(ctx, fmt.Errorf("ingest: %w", limited))

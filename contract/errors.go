@@ -13,6 +13,10 @@ const (
 	ErrPayloadTooLarge = "PayloadTooLarge"
 	// ErrPermanentStore is a store error that retrying cannot fix.
 	ErrPermanentStore = "PermanentStoreError"
+	// ErrModelKeyRefused is a model server's 401 or 403: the worker's key
+	// is missing or wrong, which no retry, wait or later iteration cures.
+	// A session that meets it fails, naming the key's setting.
+	ErrModelKeyRefused = "ModelKeyRefused"
 )
 
 // Outage is the detail of an ErrModelUnavailable failure.

@@ -277,7 +277,7 @@ func (s *session) reason(ctx workflow.Context, iter int, user string, k din.Know
 			s.st.Stats.RepairCalls++
 		}
 		if err := s.exec(ctx, lctx, acts.Reason, in, &out); err != nil {
-			if isOutage(err) || temporal.IsCanceledError(err) {
+			if isOutage(err) || keyRefused(err) || temporal.IsCanceledError(err) {
 				return nil, false, err
 			}
 			s.st.Stats.FailedCalls++

@@ -16,6 +16,7 @@ import (
 var nonRetryable = []string{
 	contract.ErrInvalidInput, contract.ErrUnhealthy, contract.ErrConfig,
 	contract.ErrModelUnavailable, contract.ErrPayloadTooLarge, contract.ErrPermanentStore,
+	contract.ErrModelKeyRefused,
 }
 
 func retry(attempts int32) *temporal.RetryPolicy {

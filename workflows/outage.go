@@ -30,6 +30,14 @@ func isOutage(err error) bool {
 	return errors.As(err, &oe)
 }
 
+// keyRefused reports whether a model server refused the worker's key
+// (contract.ErrModelKeyRefused): the session fails rather than trying the
+// next iteration with the same key.
+func keyRefused(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == contract.ErrModelKeyRefused
+}
+
 // outageOf reads the outage an activity failure reports, if it is one.
 func outageOf(err error) (contract.Outage, bool) {
 	var app *temporal.ApplicationError

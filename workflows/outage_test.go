@@ -2,7 +2,9 @@ package workflows_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,4 +229,52 @@ func TestRetryAfterIsWaitedOut(t *testing.T) {
 		t.Fatalf("model_waited_s %.1f after %d refusals asking for 40 s each", r.res.ModelWaitedS, refused)
 	}
 	t.Logf("%d calls refused with Retry-After 40 s; waited %.0f s off the budget", refused, r.res.ModelWaitedS)
+}
+
+// TestKeyRefusedMidSessionFails: a model server that starts refusing the
+// worker's key (a key revoked mid-session) fails the session at the first
+// refusal, naming the key's setting, instead of sending each later
+// iteration to the same refusal.
+func TestKeyRefusedMidSessionFails(t *testing.T) {
+	srv := llmtest.NewServer(lethetest.Script(t, "battery_root_done"))
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	chats, refused := 0, 0
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if isChat(r) {
+			chats++
+		}
+		revoked := chats > 2 && isChat(r)
+		if revoked {
+			refused++
+		}
+		mu.Unlock()
+		if revoked {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
+			return
+		}
+		srv.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	var u upserts
+	r := runAt(t, srv, proxy.URL, map[string]string{"temporal.search_attributes": "true"}, func(cfg *config.Config) workflows.SessionInput {
+		return workflows.SessionInput{Goal: goal, Config: cfg}
+	}, func(env *testsuite.TestWorkflowEnvironment) { recordUpserts(env, &u) })
+	if r.err == nil {
+		t.Fatalf("the session ended %q with its key refused; want it failed", r.res.StopReason)
+	}
+	if !strings.Contains(r.err.Error(), "llm.api_key") {
+		t.Fatalf("error %v does not name the key's setting", r.err)
+	}
+	if got := u.status(); got != workflows.StatusFailed {
+		t.Fatalf("LetheStatus ends %q, want %q", got, workflows.StatusFailed)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if refused != 1 {
+		t.Fatalf("%d chat calls were refused; want the session to stop at the first", refused)
+	}
 }
