@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,4 +133,50 @@ func hostedEnv(t *testing.T, url string, env []string) *testsuite.TestActivityEn
 	}
 	ae, _, _ := envFor(t, cfg)
 	return ae
+}
+
+// TestHealthCheckWaitsOutRateLimit: a hosted API that rate-limits its
+// model list at a session's start (429 with a short Retry-After) is asked
+// again after that wait, with the key, and the probe passes; a long
+// Retry-After fails the probe as before.
+func TestHealthCheckWaitsOutRateLimit(t *testing.T) {
+	script := lethetest.Script(t, "battery_root_done")
+	script.Hosted = &llmtest.Hosted{Key: "sk-hosted"}
+	model := llmtest.NewServer(script)
+	defer model.Close()
+	for _, tc := range []struct {
+		retryAfter string
+		pass       bool
+	}{{"1", true}, {"3600", false}} {
+		var mu sync.Mutex
+		limited := map[string]time.Time{}
+		var again time.Duration
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			first, seen := limited[r.URL.Path]
+			if r.URL.Path == "/v1/models" && !seen {
+				limited[r.URL.Path] = time.Now()
+				mu.Unlock()
+				w.Header().Set("Retry-After", tc.retryAfter)
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			if r.URL.Path == "/v1/models" {
+				again = time.Since(first)
+			}
+			mu.Unlock()
+			model.Handler().ServeHTTP(w, r)
+		}))
+		both := []string{"LETHE_LLM_API_KEY=sk-hosted", "LETHE_EMBED_API_KEY=sk-hosted"}
+		_, err := hostedEnv(t, front.URL, both).ExecuteActivity(acts.HealthCheck, activities.HealthInput{SessionID: "limited"})
+		front.Close()
+		switch {
+		case tc.pass && err != nil:
+			t.Errorf("Retry-After %s: %v; want the probe to pass after the wait", tc.retryAfter, err)
+		case tc.pass && again < time.Second:
+			t.Errorf("Retry-After %s: asked again after %s", tc.retryAfter, again)
+		case !tc.pass && (err == nil || !strings.Contains(err.Error(), "429")):
+			t.Errorf("Retry-After %s: %v; want the probe to fail with the 429", tc.retryAfter, err)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -31,6 +32,30 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 	return c, nil
 }
 
+// maxProbeWait bounds the wait for a rate-limited health probe: a longer
+// one belongs to the workflow's outage wait, not to the probe's one try.
+const maxProbeWait = 10 * time.Second
+
+// probeRateLimited runs a health probe, and once more after the wait a
+// rate-limited answer (429 with Retry-After) asked for when that wait is
+// short: a hosted API that limits its model list must not fail a session
+// at its start.
+func probeRateLimited(ctx context.Context, probe func(context.Context) error) error {
+	err := probe(ctx)
+	d := llm.RetryAfterOf(err)
+	if d <= 0 || d > maxProbeWait {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return err
+	case <-t.C:
+	}
+	return probe(ctx)
+}
+
 // HealthCheck probes every service a session needs. A failure of the chat
 // or embedding server or the graph store is final and names the service
 // and its URL. The search providers of in.Providers are probed too
@@ -43,10 +68,10 @@ func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) (HealthRes
 	var errs []error
 	// The clients' own probes: they send the key, which a hosted API
 	// wants on every path.
-	if err := a.Chat.Health(ctx); err != nil {
+	if err := probeRateLimited(ctx, a.Chat.Health); err != nil {
 		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", a.Chat.Config().BaseURL, err))
 	}
-	if err := a.Embed.Health(ctx); err != nil {
+	if err := probeRateLimited(ctx, a.Embed.Health); err != nil {
 		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", a.Embed.Config().BaseURL, err))
 	}
 	if err := a.Store.Ping(ctx); err != nil {
