@@ -75,7 +75,7 @@ func TestScoreCitations(t *testing.T) {
 	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 	score := func(answer string) contract.EvalRecord {
 		t.Helper()
-		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval, JudgeBaseURL: model.URL(),
+		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval,
 			Question: contract.EvalQuestion{ID: "q", Question: "Which program shows the protocol?", Answer: "xeyes", Gold: []string{"xeyes"}},
 			Answer:   contract.SystemAnswer{Answer: answer, Sources: []string{scoreSrc1, scoreSrc2}}}
 		return execute[contract.EvalRecord](t, env, acts.Score, in)
@@ -201,7 +201,7 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": filepath.Join(t.TempDir(), "eval")})
-	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval, JudgeBaseURL: model.URL(),
+	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval,
 		Sources:  []contract.Source{{N: 1, URL: url}},
 		Question: contract.EvalQuestion{ID: "q", Question: "Which filesystem keeps /run?", Answer: "ramfs", Gold: []string{"ramfs"}},
 		Answer:   contract.SystemAnswer{Answer: "Mount /run as a ramfs so that it survives a reboot [1]."}}

@@ -47,6 +47,9 @@ func main() {
 }
 
 func run(goal, id, file, instructions, output string, follow bool, ps params) error {
+	if err := load.CheckSessionParams("a session's -param", ps); err != nil {
+		return err
+	}
 	cfg, err := load.Load(load.Sources{File: file, Overrides: ps})
 	if err != nil {
 		return err
@@ -67,8 +70,9 @@ func run(goal, id, file, instructions, output string, follow bool, ps params) er
 	}
 	ctx := context.Background()
 	started := time.Now()
+	sent := cfg.WithoutWorkerOnly() // the worker fills in its own endpoints and paths
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
-		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &cfg})
+		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &sent})
 	if err != nil {
 		return fmt.Errorf("start session: %w", err)
 	}
