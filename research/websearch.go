@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -87,7 +88,26 @@ func newWebAPI(name, defaultBase string, cfg WebSearchConfig) (*webAPI, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	if cfg.APIKey != "" {
+		hc = refuseRedirects(hc)
+	}
 	return &webAPI{name: name, cfg: cfg, base: u, hc: hc}, nil
+}
+
+// errKeyedRedirect: a keyed API answered with a redirect. Go keeps custom
+// headers (Brave's X-Subscription-Token) on every redirect, to any host
+// and from https to http, so following one would hand the key to whoever
+// the Location names.
+var errKeyedRedirect = errors.New("answered with a redirect, which a keyed API is never followed through (the key would go along); set the provider's URL to where it redirects")
+
+// refuseRedirects is a copy of hc (shared with other clients, so not
+// changed) that follows no redirect.
+func refuseRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		return fmt.Errorf("%w (to %s://%s)", errKeyedRedirect, req.URL.Scheme, req.URL.Host)
+	}
+	return &c
 }
 
 // endpoint is base + path with query q.
@@ -113,7 +133,7 @@ func (w *webAPI) do(ctx context.Context, req *http.Request, errMsg func([]byte) 
 			return nil, ctx.Err()
 		}
 		// The URL carries no key (keys go in headers); the error names it.
-		return nil, &SearchError{Provider: w.name, Retryable: true, Msg: err.Error()}
+		return nil, &SearchError{Provider: w.name, Retryable: !errors.Is(err, errKeyedRedirect), Msg: err.Error()}
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(res.Body, w.cfg.MaxResponseBytes+1))
