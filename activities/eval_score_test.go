@@ -183,7 +183,8 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 		note = "Mount /run as a ramfs so that it survives a reboot."
 		url  = "https://a.example/tmpfs"
 	)
-	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, llmtest.Script{Rules: []llmtest.Rule{
+	outDir := filepath.Join(t.TempDir(), "eval") // the worker's: Score writes its record there
+	env, store, _, model := newScriptedEnv(t, t.TempDir(), map[string]string{"eval.out_dir": outDir}, llmtest.Script{Rules: []llmtest.Rule{
 		{Name: "cites", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Mount /run as a ramfs`},
 			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
 		{Name: "extract", System: []string{"strict grader"}, Match: []string{`Copy, word for word`}, Reply: `{"quote": "Mount /run as a ramfs."}`},
@@ -200,7 +201,7 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": filepath.Join(t.TempDir(), "eval")})
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": outDir})
 	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval,
 		Sources:  []contract.Source{{N: 1, URL: url}},
 		Question: contract.EvalQuestion{ID: "q", Question: "Which filesystem keeps /run?", Answer: "ramfs", Gold: []string{"ramfs"}},

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/llm"
 )
 
 // Provider names of the web search APIs (research.providers). The corpus
@@ -89,25 +91,9 @@ func newWebAPI(name, defaultBase string, cfg WebSearchConfig) (*webAPI, error) {
 		hc = &http.Client{}
 	}
 	if cfg.APIKey != "" {
-		hc = refuseRedirects(hc)
+		hc = llm.NoRedirects(hc) // Go keeps X-Subscription-Token on every redirect
 	}
 	return &webAPI{name: name, cfg: cfg, base: u, hc: hc}, nil
-}
-
-// errKeyedRedirect: a keyed API answered with a redirect. Go keeps custom
-// headers (Brave's X-Subscription-Token) on every redirect, to any host
-// and from https to http, so following one would hand the key to whoever
-// the Location names.
-var errKeyedRedirect = errors.New("answered with a redirect, which a keyed API is never followed through (the key would go along); set the provider's URL to where it redirects")
-
-// refuseRedirects is a copy of hc (shared with other clients, so not
-// changed) that follows no redirect.
-func refuseRedirects(hc *http.Client) *http.Client {
-	c := *hc
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		return fmt.Errorf("%w (to %s://%s)", errKeyedRedirect, req.URL.Scheme, req.URL.Host)
-	}
-	return &c
 }
 
 // endpoint is base + path with query q.
@@ -133,7 +119,7 @@ func (w *webAPI) do(ctx context.Context, req *http.Request, errMsg func([]byte) 
 			return nil, ctx.Err()
 		}
 		// The URL carries no key (keys go in headers); the error names it.
-		return nil, &SearchError{Provider: w.name, Retryable: !errors.Is(err, errKeyedRedirect), Msg: err.Error()}
+		return nil, &SearchError{Provider: w.name, Retryable: !errors.Is(err, llm.ErrKeyedRedirect), Msg: err.Error()}
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(res.Body, w.cfg.MaxResponseBytes+1))
