@@ -64,11 +64,19 @@ func (c Config) WorkerOnlyConflicts(worker Config) []string {
 }
 
 // WithWorkerOnly is c with every worker-only value taken from worker.
+// Field by field, not by reflection: workflow code calls it (through
+// WithoutWorkerOnly), and a test checks it against workerOnly.
 func (c Config) WithWorkerOnly(worker Config) Config {
-	dst, src := reflect.ValueOf(&c).Elem(), reflect.ValueOf(worker)
-	for _, k := range workerOnly {
-		fieldByKey(dst, k).Set(fieldByKey(src, k))
-	}
+	c.LLM.BaseURL, c.LLM.APIKey = worker.LLM.BaseURL, worker.LLM.APIKey
+	c.Embed.BaseURL, c.Embed.APIKey = worker.Embed.BaseURL, worker.Embed.APIKey
+	c.Eval.JudgeBaseURL, c.Eval.JudgeAPIKey, c.Eval.OutDir = worker.Eval.JudgeBaseURL, worker.Eval.JudgeAPIKey, worker.Eval.OutDir
+	r, w := &c.Research, worker.Research
+	r.SearxngURL, r.WikipediaURL, r.ArxivURL, r.WhisperURL = w.SearxngURL, w.WikipediaURL, w.ArxivURL, w.WhisperURL
+	r.TavilyURL, r.TavilyAPIKey, r.BraveURL, r.BraveAPIKey = w.TavilyURL, w.TavilyAPIKey, w.BraveURL, w.BraveAPIKey
+	r.CorpusDir, r.CorpusIndexDir, r.MediaDir = w.CorpusDir, w.CorpusIndexDir, w.MediaDir
+	r.BrowserPath, r.PdftotextPath, r.FFmpegPath = w.BrowserPath, w.PdftotextPath, w.FFmpegPath
+	g, wg := &c.Graph, worker.Graph
+	g.Path, g.Neo4jURI, g.Neo4jUser, g.Neo4jPassword, g.Neo4jDatabase = wg.Path, wg.Neo4jURI, wg.Neo4jUser, wg.Neo4jPassword, wg.Neo4jDatabase
 	return c
 }
 

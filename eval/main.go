@@ -34,9 +34,9 @@ func (p params) Set(s string) error {
 
 type options struct {
 	file, id, questions, systems, judgeModel string
-	n                                                  int
-	follow                                             bool
-	ps                                                 params
+	n                                        int
+	follow                                   bool
+	ps                                       params
 }
 
 func main() {

@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/contract"
 )
 
@@ -20,7 +19,7 @@ const changeWorkerOnly = "worker-only-config"
 // input (given) checked by the worker, or the worker's own with params.
 // where names the input's owner in errors ("a session's"). It returns the
 // config the run uses and the one to carry into the next run.
-func resolveInputConfig(ctx workflow.Context, given *config.Config, params map[string]string, where string) (use, carry config.Config, err error) {
+func resolveInputConfig(ctx workflow.Context, given *contract.Config, params map[string]string, where string) (use, carry contract.Config, err error) {
 	checked := workflow.GetVersion(ctx, changeWorkerOnly, workflow.DefaultVersion, 1) == 1
 	if given != nil && !checked {
 		return *given, *given, nil
@@ -34,7 +33,7 @@ func resolveInputConfig(ctx workflow.Context, given *config.Config, params map[s
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry(3)})
 	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, in).Get(ctx, &use); err != nil {
-		return config.Config{}, config.Config{}, fmt.Errorf("resolve config: %w", err)
+		return contract.Config{}, contract.Config{}, fmt.Errorf("resolve config: %w", err)
 	}
 	if checked {
 		return use, use.WithoutWorkerOnly(), nil
