@@ -63,8 +63,8 @@ func Evaluation(ctx workflow.Context, in EvalInput) (EvalResult, error) {
 	if err := ValidateEval(e.in); err != nil {
 		return EvalResult{}, err
 	}
-	if err := contract.CheckEvalID(e.id); err != nil {
-		return EvalResult{}, invalid(err.Error())
+	if err := checkEvalID(ctx, e.id); err != nil {
+		return EvalResult{}, err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (EvalProgress, error) { return e.progress(), nil }); err != nil {
 		return EvalResult{}, err

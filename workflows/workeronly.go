@@ -12,8 +12,22 @@ import (
 // changeWorkerOnly: a config given in the input goes through ResolveConfig,
 // which refuses worker-only values (config.WorkerOnly) that differ from the
 // worker's and fills in the worker's; the config carried into the next run
-// leaves them empty, so the worker that runs it fills in its own.
+// leaves them empty, so the worker that runs it fills in its own; an
+// evaluation's id is checked before anything runs.
 const changeWorkerOnly = "worker-only-config"
+
+// checkEvalID refuses an evaluation id that cannot name its output
+// directory (contract.CheckEvalID). An evaluation started before the check
+// replays without it; the activities that write refuse such an id too.
+func checkEvalID(ctx workflow.Context, id string) error {
+	if workflow.GetVersion(ctx, changeWorkerOnly, workflow.DefaultVersion, 1) != 1 {
+		return nil
+	}
+	if err := contract.CheckEvalID(id); err != nil {
+		return invalid(err.Error())
+	}
+	return nil
+}
 
 // resolveInputConfig resolves a workflow's config: the one given in the
 // input (given) checked by the worker, or the worker's own with params.
