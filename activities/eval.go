@@ -174,7 +174,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, erro
 	q, ans := questions.Question(in.Question), in.Answer
 	body := score.Body(ans.Answer)
 	rec := EvalRecord{
-		Index: in.Index, Question: q.ID, Kind: q.Kind, System: in.System, Answer: truncate(body, in.Eval.RecordAnswerChars),
+		Index: in.Index, Question: q.ID, Kind: q.Kind, System: in.System, Answer: truncate(contract.SanitizeReport(body), in.Eval.RecordAnswerChars),
 		Contains: q.Contains(body), Calls: ans.Calls, PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens, Seconds: ans.Seconds,
 	}
 	rec.UnverifiedOnly = rec.Contains && !q.Contains(score.Verified(body))
