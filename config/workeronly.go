@@ -49,14 +49,17 @@ func WorkerOnlyError(where string, keys []string) error {
 }
 
 // WorkerOnlyConflicts lists the worker-only keys that c sets to a value
-// other than worker's: an empty value means "the worker's" and an equal
-// one changes nothing, so neither conflicts.
+// other than worker's. An empty value means "the worker's", an equal one
+// changes nothing, and the default is what a config decoded from JSON
+// that leaves the key out holds (UnmarshalJSON decodes over the
+// defaults): none of them conflicts, and the worker's values replace all
+// of them (WithWorkerOnly).
 func (c Config) WorkerOnlyConflicts(worker Config) []string {
-	mine, theirs := c.Flatten(), worker.Flatten()
+	mine, theirs, def := c.Flatten(), worker.Flatten(), Defaults().Flatten()
 	var out []string
 	for _, k := range workerOnly {
 		v := mine[k]
-		if !reflect.ValueOf(v).IsZero() && v != theirs[k] {
+		if !reflect.ValueOf(v).IsZero() && v != theirs[k] && v != def[k] {
 			out = append(out, k)
 		}
 	}

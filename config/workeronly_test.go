@@ -29,6 +29,10 @@ func TestWorkerOnlyKeys(t *testing.T) {
 		t.Errorf("filled config: %q, %q", filled.LLM.BaseURL, filled.Eval.OutDir)
 	}
 	checkCopiesWorkerOnly(t)
+	partial := Defaults() // a config whose JSON left the worker's keys out
+	if bad := partial.WorkerOnlyConflicts(worker); len(bad) != 0 {
+		t.Errorf("defaults conflict: %v", bad)
+	}
 	given.Eval.JudgeBaseURL, given.Budget.MaxIterations = "http://127.0.0.1:2", 3
 	if bad := given.WorkerOnlyConflicts(worker); len(bad) != 1 || bad[0] != "eval.judge_base_url" {
 		t.Errorf("conflicts %v, want [eval.judge_base_url]", bad)
