@@ -17,6 +17,7 @@ import (
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/din"
 	"github.com/lethe-research/lethe/eval/questions"
 	"github.com/lethe-research/lethe/eval/score"
@@ -155,12 +156,14 @@ func (a *Activities) BaselineLoop(ctx context.Context, in BaselineInput) (System
 	return res, nil
 }
 
-// judge is the chat client of the judge: the endpoint from the input,
-// greedy decoding for reproducible grades, the worker's API key.
+// judge is the chat client of the judge: the worker's judge endpoint (or
+// its chat server) with the worker's key, never an endpoint from the input,
+// which would receive the key; greedy decoding for reproducible grades.
 func (a *Activities) judge(in ScoreInput) *llm.ChatClient {
+	base := firstNonEmpty(a.Cfg.Eval.JudgeBaseURL, a.Cfg.LLM.BaseURL)
 	key := firstNonEmpty(a.Cfg.Eval.JudgeAPIKey, a.Cfg.LLM.APIKey)
 	setting := load.Setting("eval.judge_api_key") + ", or " + load.Setting("llm.api_key") + " when that is empty"
-	return llm.NewChatClient(llm.ChatConfig{BaseURL: in.JudgeBaseURL, Model: in.JudgeModel, APIKey: key, KeySetting: setting,
+	return llm.NewChatClient(llm.ChatConfig{BaseURL: base, Model: in.JudgeModel, APIKey: key, KeySetting: setting,
 		Timeout: a.Cfg.LLM.Timeout, Temperature: 0, Seed: 1}, a.HTTP)
 }
 
@@ -170,10 +173,13 @@ func (a *Activities) judge(in ScoreInput) *llm.ChatClient {
 // evidence recall. Outages come back as retryable errors; an answer the
 // judge gives that does not parse is recorded, not retried.
 func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, error) {
+	if err := contract.CheckEvalID(in.EvalID); err != nil {
+		return EvalRecord{}, nonRetryable(ErrInvalidInput, err)
+	}
 	q, ans := questions.Question(in.Question), in.Answer
 	body := score.Body(ans.Answer)
 	rec := EvalRecord{
-		Index: in.Index, Question: q.ID, Kind: q.Kind, System: in.System, Answer: truncate(body, in.Eval.RecordAnswerChars),
+		Index: in.Index, Question: q.ID, Kind: q.Kind, System: in.System, Answer: truncate(contract.SanitizeReport(body), in.Eval.RecordAnswerChars),
 		Contains: q.Contains(body), Calls: ans.Calls, PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens, Seconds: ans.Seconds,
 	}
 	rec.UnverifiedOnly = rec.Contains && !q.Contains(score.Verified(body))
@@ -201,7 +207,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (EvalRecord, erro
 		rec.Judge, rec.JudgeReason = j.Score, truncate(j.Reason, 300)
 	}
 	rec.JudgeQuote = truncate(j.Quote, 500)
-	a.keepRecord(ctx, in.Eval.OutDir, in.EvalID, rec)
+	a.keepRecord(ctx, a.Cfg.Eval.OutDir, in.EvalID, rec)
 	return rec, nil
 }
 
@@ -417,6 +423,10 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // (accuracy-tokens.svg) under out_dir/<eval id>/. Rewriting is harmless,
 // so a retry is too.
 func (a *Activities) WriteEvalOutputs(ctx context.Context, in EvalOutputsInput) (EvalOutputsResult, error) {
+	if err := contract.CheckEvalID(in.EvalID); err != nil {
+		return EvalOutputsResult{}, nonRetryable(ErrInvalidInput, err)
+	}
+	in.OutDir = a.Cfg.Eval.OutDir // the worker's directory, never the input's
 	recs := make([]EvalRecord, len(in.Records))
 	for i, r := range in.Records {
 		recs[i] = fullRecord(in.OutDir, in.EvalID, r)

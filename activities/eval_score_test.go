@@ -75,7 +75,7 @@ func TestScoreCitations(t *testing.T) {
 	env.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 	score := func(answer string) contract.EvalRecord {
 		t.Helper()
-		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval, JudgeBaseURL: model.URL(),
+		in := contract.ScoreInput{EvalID: "score-test", System: "rag", Eval: cfg.Eval,
 			Question: contract.EvalQuestion{ID: "q", Question: "Which program shows the protocol?", Answer: "xeyes", Gold: []string{"xeyes"}},
 			Answer:   contract.SystemAnswer{Answer: answer, Sources: []string{scoreSrc1, scoreSrc2}}}
 		return execute[contract.EvalRecord](t, env, acts.Score, in)
@@ -183,7 +183,8 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 		note = "Mount /run as a ramfs so that it survives a reboot."
 		url  = "https://a.example/tmpfs"
 	)
-	env, store, _, model := newScriptedEnv(t, t.TempDir(), nil, llmtest.Script{Rules: []llmtest.Rule{
+	outDir := filepath.Join(t.TempDir(), "eval") // the worker's: Score writes its record there
+	env, store, _, model := newScriptedEnv(t, t.TempDir(), map[string]string{"eval.out_dir": outDir}, llmtest.Script{Rules: []llmtest.Rule{
 		{Name: "cites", System: []string{"You check citations"}, Match: []string{`CLAIM 1: Mount /run as a ramfs`},
 			Reply: `{"verdicts": [{"i": 1, "supported": false, "quote": ""}]}`},
 		{Name: "extract", System: []string{"strict grader"}, Match: []string{`Copy, word for word`}, Reply: `{"quote": "Mount /run as a ramfs."}`},
@@ -200,8 +201,8 @@ func TestScoreSessionLeavesModelNotesOut(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": filepath.Join(t.TempDir(), "eval")})
-	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval, JudgeBaseURL: model.URL(),
+	cfg := lethetest.Config(t, model.URL(), t.TempDir(), map[string]string{"eval.out_dir": outDir})
+	in := contract.ScoreInput{EvalID: "score-notes", System: "lethe", SessionID: sid, Eval: cfg.Eval,
 		Sources:  []contract.Source{{N: 1, URL: url}},
 		Question: contract.EvalQuestion{ID: "q", Question: "Which filesystem keeps /run?", Answer: "ramfs", Gold: []string{"ramfs"}},
 		Answer:   contract.SystemAnswer{Answer: "Mount /run as a ramfs so that it survives a reboot [1]."}}

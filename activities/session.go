@@ -19,7 +19,20 @@ import (
 // ResolveConfig resolves the worker's parameter tree with a session's
 // overrides. Its result is recorded in history: the session keeps the
 // parameters it started with even if the worker's configuration changes.
+// A parameter or a given config that sets a worker-only value (a
+// credential, an endpoint or a path on the worker) is refused: the worker
+// would send its keys there or write there.
 func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (config.Config, error) {
+	where := firstNonEmpty(in.Input, "a session parameter")
+	if in.Config != nil {
+		if bad := in.Config.WorkerOnlyConflicts(a.Cfg); len(bad) > 0 {
+			return config.Config{}, nonRetryable(ErrConfig, config.WorkerOnlyError(where, bad))
+		}
+		return in.Config.WithWorkerOnly(a.Cfg), nil
+	}
+	if err := load.CheckSessionParams(where, in.Params); err != nil {
+		return config.Config{}, nonRetryable(ErrConfig, err)
+	}
 	src := a.Sources
 	src.Overrides = in.Params
 	c, err := load.Load(src)

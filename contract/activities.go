@@ -27,9 +27,15 @@ const (
 )
 
 // ResolveConfigInput asks the worker to resolve its parameter tree with the
-// session's overrides (for sessions started without a resolved config).
+// session's overrides (for sessions started without a resolved config), or
+// to check a config given in the input (Config) and fill in the worker's
+// endpoints, credentials and paths (config.WorkerOnly).
 type ResolveConfigInput struct {
 	Params map[string]string `json:"params,omitempty"`
+	Config *Config           `json:"config,omitempty"`
+	// Input names what the parameters came from in an error ("a session
+	// parameter", "an evaluation's config").
+	Input string `json:"input,omitempty"`
 }
 
 // HealthInput names the session whose bootstrap probes the services.

@@ -162,10 +162,9 @@ type ScoreInput struct {
 	Sources   []Source     `json:"sources,omitempty"`
 	Answer    SystemAnswer `json:"answer"`
 	Eval      Eval         `json:"eval"`
-	// The judge endpoint, resolved by the workflow (eval.judge_* or the
-	// session's llm.*).
-	JudgeBaseURL string `json:"judge_base_url"`
-	JudgeModel   string `json:"judge_model,omitempty"`
+	// The judge model, resolved by the workflow (eval.judge_model or
+	// llm.model); its endpoint and key are the worker's alone.
+	JudgeModel string `json:"judge_model,omitempty"`
 }
 
 // EvalOutputsInput writes an evaluation's outputs.

@@ -33,10 +33,10 @@ func (p params) Set(s string) error {
 }
 
 type options struct {
-	file, id, questions, systems, judgeURL, judgeModel string
-	n                                                  int
-	follow                                             bool
-	ps                                                 params
+	file, id, questions, systems, judgeModel string
+	n                                        int
+	follow                                   bool
+	ps                                       params
 }
 
 func main() {
@@ -46,7 +46,6 @@ func main() {
 	flag.StringVar(&o.questions, "questions", "", "question file (JSONL, one question per line, as eval/questions; default the embedded Debian Reference set)")
 	flag.IntVar(&o.n, "n", 0, "a stratified subset of this many questions (0 = all)")
 	flag.StringVar(&o.systems, "systems", "lethe,rag,loop", "systems to run, comma-separated")
-	flag.StringVar(&o.judgeURL, "judge-url", "", "judge server (eval.judge_base_url; default the model under test)")
 	flag.StringVar(&o.judgeModel, "judge-model", "", "judge model (eval.judge_model)")
 	flag.BoolVar(&o.follow, "follow", true, "print progress while the evaluation runs")
 	flag.Var(o.ps, "param", "override a parameter, key=value (repeatable)")
@@ -80,16 +79,17 @@ func loadQuestions(path string, n int) ([]questions.Question, error) {
 }
 
 func run(o options) error {
-	if o.judgeURL != "" {
-		o.ps["eval.judge_base_url"] = o.judgeURL
-	}
 	if o.judgeModel != "" {
 		o.ps["eval.judge_model"] = o.judgeModel
+	}
+	if err := load.CheckSessionParams("an evaluation's -param", o.ps); err != nil {
+		return err
 	}
 	cfg, err := load.Load(load.Sources{File: o.file, Overrides: o.ps})
 	if err != nil {
 		return err
 	}
+	cfg = cfg.WithoutWorkerOnly() // the worker fills in its own endpoints and paths
 	qs, err := loadQuestions(o.questions, o.n)
 	if err != nil {
 		return err
@@ -109,6 +109,9 @@ func run(o options) error {
 	defer c.Close()
 	if o.id == "" {
 		o.id = fmt.Sprintf("eval-%d", time.Now().Unix())
+	}
+	if err := contract.CheckEvalID(o.id); err != nil {
+		return err
 	}
 	return startOrFollow(context.Background(), c, cfg, o, in)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,8 +62,12 @@ func postJSON(ctx context.Context, hc *http.Client, u, apiKey string, body any, 
 	}
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
+		hc = NoRedirects(hc)
 	}
 	resp, err := hc.Do(req)
+	if errors.Is(err, ErrKeyedRedirect) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err) // final: retrying meets the same redirect
+	}
 	if err != nil {
 		return nil, err // *url.Error names method and URL
 	}

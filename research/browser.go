@@ -296,10 +296,18 @@ func (b *Browser) start() (context.Context, error) {
 	return bctx, nil
 }
 
+// chromiumEnv are the variables Chromium needs beyond ChildEnv's: the
+// XDG directories where a desktop session sets them, and fontconfig's
+// configuration where it is not in the default place.
+var chromiumEnv = []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "FONTCONFIG_FILE", "FONTCONFIG_PATH"}
+
 func (b *Browser) allocatorOptions(dir string) []chromedp.ExecAllocatorOption {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(b.cfg.ExecPath), chromedp.UserAgent(b.cfg.UserAgent), chromedp.WindowSize(1280, 1024),
 		chromedp.UserDataDir(dir),
+		// The renderer parses hostile pages: it gets none of the worker's
+		// secrets (ChildEnv), only what Chromium needs to start.
+		chromedp.NoInheritEnv, chromedp.Env(ChildEnv(chromiumEnv...)...),
 	}
 	for k, v := range browserFlags(os.Geteuid()) {
 		opts = append(opts, chromedp.Flag(k, v))

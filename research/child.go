@@ -6,11 +6,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
+
+// childEnvNames are the variables every child program gets from the
+// worker: where programs are, a home and a temporary directory, and the
+// locale. Nothing else: the worker's environment holds its API keys and
+// the graph store's password, and a child parses page-controlled input (a
+// renderer or parser exploit reads its own environment).
+var childEnvNames = []string{"PATH", "HOME", "TMPDIR", "LANG"}
+
+// ChildEnv is the environment of a program the worker starts: the worker's
+// values of childEnvNames and of extra (what that program needs, by name),
+// those that are set. Never nil, so exec.Cmd inherits nothing.
+func ChildEnv(extra ...string) []string {
+	return minimalEnv(os.Environ(), extra...)
+}
+
+// minimalEnv picks childEnvNames and extra from environ ("NAME=value").
+func minimalEnv(environ []string, extra ...string) []string {
+	out := []string{}
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && (slices.Contains(childEnvNames, name) || slices.Contains(extra, name)) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
 
 // childSpec describes one run of a helper program (pdftotext, ffmpeg) on
 // page-controlled input: a PDF or media file crafted to expand without
@@ -52,6 +81,7 @@ func runChild(ctx context.Context, spec childSpec) (res childResult, err error) 
 	defer cancel()
 	name, args := withMemoryLimit(path, spec.Args, spec.MemoryBytes)
 	cmd := exec.CommandContext(cctx, name, args...)
+	cmd.Env = ChildEnv()
 	// Its own process group, killed as a whole; killed with the worker too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return killGroup(cmd) }

@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -89,6 +90,9 @@ func newWebAPI(name, defaultBase string, cfg WebSearchConfig) (*webAPI, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	if cfg.APIKey != "" {
+		hc = llm.NoRedirects(hc) // Go keeps X-Subscription-Token on every redirect
+	}
 	return &webAPI{name: name, cfg: cfg, base: u, hc: hc}, nil
 }
 
@@ -115,7 +119,7 @@ func (w *webAPI) do(ctx context.Context, req *http.Request, errMsg func([]byte) 
 			return nil, ctx.Err()
 		}
 		// The URL carries no key (keys go in headers); the error names it.
-		return nil, &SearchError{Provider: w.name, Retryable: true, Msg: err.Error()}
+		return nil, &SearchError{Provider: w.name, Retryable: !errors.Is(err, llm.ErrKeyedRedirect), Msg: err.Error()}
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(res.Body, w.cfg.MaxResponseBytes+1))

@@ -48,6 +48,9 @@ func main() {
 }
 
 func run(goal, id, file, instructions, output string, follow bool, workerWait time.Duration, ps params) error {
+	if err := load.CheckSessionParams("a session's -param", ps); err != nil {
+		return err
+	}
 	cfg, err := load.Load(load.Sources{File: file, Overrides: ps})
 	if err != nil {
 		return err
@@ -71,8 +74,9 @@ func run(goal, id, file, instructions, output string, follow bool, workerWait ti
 		return err
 	}
 	started := time.Now()
+	sent := cfg.WithoutWorkerOnly() // the worker fills in its own endpoints and paths
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.Temporal.TaskQueue},
-		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &cfg})
+		workflows.SessionWorkflow, workflows.SessionInput{Goal: goal, Instructions: instructions, Config: &sent})
 	if err != nil {
 		return fmt.Errorf("start session: %w", err)
 	}

@@ -289,5 +289,8 @@ func renderReport(goal string, body []string, sources []contract.Source, cited m
 		fmt.Fprintf(&b, "_%s_\n\n", footer)
 	}
 	fmt.Fprintf(&b, "_Session stopped: %s._\n", stop)
-	return b.String()
+	// Pages (titles, text) and the model wrote into it: cleaned before
+	// anyone prints or opens it (the result, the report query, the
+	// starter's file).
+	return contract.SanitizeReport(b.String())
 }

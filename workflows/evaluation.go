@@ -79,6 +79,9 @@ func Evaluation(ctx workflow.Context, in EvalInput) (res EvalResult, err error) 
 	if err := ValidateEval(e.in); err != nil {
 		return EvalResult{}, err
 	}
+	if err := checkEvalID(ctx, e.id); err != nil {
+		return EvalResult{}, err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (EvalProgress, error) { return e.progress(), nil }); err != nil {
 		return EvalResult{}, err
 	}
@@ -151,15 +154,14 @@ func (e *evaluation) resolveConfig(ctx workflow.Context) error {
 		if err := e.in.Config.Validate(); err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrConfig, nil)
 		}
-		e.cfg = *e.in.Config
-		return nil
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry(3)})
-	if err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: e.in.Params}).Get(ctx, &e.cfg); err != nil {
+	cfg, carry, err := resolveInputConfig(ctx, e.in.Config, e.in.Params, "an evaluation's")
+	if err != nil {
 		e.cfg.Temporal.SearchAttributes = attributesRegistered(err)
-		return fmt.Errorf("resolve config: %w", err)
+		return err
 	}
-	e.in.Config, e.in.Params = &e.cfg, nil
+	e.cfg = cfg
+	e.in.Config, e.in.Params = &carry, nil
 	return nil
 }
 
@@ -252,7 +254,7 @@ func (e *evaluation) keep(r contract.EvalRecord) {
 func (e *evaluation) system(ctx workflow.Context, i int, q contract.EvalQuestion, sys string) contract.EvalRecord {
 	in := contract.ScoreInput{
 		EvalID: e.id, Index: i, Question: q, System: sys, Eval: e.cfg.Eval,
-		JudgeBaseURL: firstSet(e.cfg.Eval.JudgeBaseURL, e.cfg.LLM.BaseURL), JudgeModel: firstSet(e.cfg.Eval.JudgeModel, e.cfg.LLM.Model),
+		JudgeModel: firstSet(e.cfg.Eval.JudgeModel, e.cfg.LLM.Model),
 	}
 	var err error
 	switch sys {

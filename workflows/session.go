@@ -150,19 +150,14 @@ func (s *session) resolveConfig(ctx workflow.Context) error {
 		if err := s.in.Config.Validate(); err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrConfig, nil)
 		}
-		s.cfg = *s.in.Config
-		return nil
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         retry(3),
-	})
-	err := workflow.ExecuteActivity(actx, acts.ResolveConfig, contract.ResolveConfigInput{Params: s.in.Params}).Get(ctx, &s.cfg)
+	cfg, carry, err := resolveInputConfig(ctx, s.in.Config, s.in.Params, "a session's")
 	if err != nil {
 		s.cfg.Temporal.SearchAttributes = attributesRegistered(err)
-		return fmt.Errorf("resolve config: %w", err)
+		return err
 	}
-	s.in.Config, s.in.Params = &s.cfg, nil
+	s.cfg = cfg
+	s.in.Config, s.in.Params = &carry, nil
 	return nil
 }
 

@@ -102,9 +102,7 @@ var byKey = func() map[string]config.Param {
 }()
 
 // EnvName is the environment variable that overrides key.
-func EnvName(key string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
-}
+func EnvName(key string) string { return config.EnvName(key) }
 
 // Setting names key for a user's eyes: the parameter and the environment
 // variable that sets it, "llm.api_key (LETHE_LLM_API_KEY)".
@@ -206,6 +204,26 @@ func commonKeys(env []string, vals map[string]string) {
 // reaches a workflow input or result.
 func Secret(key string) bool {
 	return strings.HasSuffix(key, "api_key")
+}
+
+// CheckSessionParams refuses the parameters a session or an evaluation
+// must not set: credentials (they would be recorded in its history) and
+// the worker-only endpoints and paths (config.WorkerOnly). where names the
+// input in the error ("a session parameter").
+func CheckSessionParams(where string, params map[string]string) error {
+	if err := refuseSecrets(params); err != nil {
+		return err
+	}
+	var bad []string
+	for key := range params {
+		if config.WorkerOnly(key) {
+			bad = append(bad, key)
+		}
+	}
+	if len(bad) > 0 {
+		return config.WorkerOnlyError(where, bad)
+	}
+	return nil
 }
 
 // refuseSecrets refuses an API key among a session's parameters: the
