@@ -15,6 +15,9 @@
 #                17687 with a random password and a temporary data
 #                directory; exports LETHE_TEST_NEO4J_URI/_USER/_PASSWORD.
 #                With LETHE_TEST_NEO4J_URI already set, that server is used.
+#   cluster      nothing here: e2e/cluster's TestMain runs scripts/cluster.sh
+#                up, which installs PostgreSQL and builds the Temporal server
+#                itself; the name only lets LETHE_TEST_SKIP opt out of it.
 #
 # What is present (dpkg -s, command -v) is not installed again; apt-get
 # update runs only when something must be installed. A component that
@@ -25,7 +28,7 @@
 # The caller defines the array CLEANUP and runs its commands (last first) at
 # exit; the set-up appends the commands that stop what it started.
 
-LETHE_TEST_COMPONENTS="debian-docs chromium ffmpeg pdftotext espeak-ng neo4j"
+LETHE_TEST_COMPONENTS="debian-docs chromium ffmpeg pdftotext espeak-ng neo4j cluster"
 setup_start=$SECONDS
 setup_say() { echo "test-setup: $*"; }
 setup_die() {

@@ -18,11 +18,12 @@ const (
 	PDFToText  = "pdftotext"   // pdftotext (poppler-utils)
 	EspeakNG   = "espeak-ng"   // espeak-ng (speaks the test audio)
 	DebianDocs = "debian-docs" // the Debian Reference (debian-reference-en)
+	Cluster    = "cluster"     // the production-shaped cluster of scripts/cluster.sh (PostgreSQL, Temporal server, Neo4j)
 	System     = "system"      // the OS itself (/proc, coreutils): cannot be opted out of
 )
 
 // Components is every component LETHE_TEST_SKIP may name.
-var Components = []string{Neo4j, Chromium, FFmpeg, PDFToText, EspeakNG, DebianDocs}
+var Components = []string{Neo4j, Chromium, FFmpeg, PDFToText, EspeakNG, DebianDocs, Cluster}
 
 // OptedOut reports whether the user opted out of component c with
 // LETHE_TEST_SKIP (comma- or space-separated names, or "all").
