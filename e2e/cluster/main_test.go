@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +33,7 @@ import (
 // rig is the cluster the tests share, set up once by TestMain.
 type rig struct {
 	dir    string            // scripts/cluster.sh's DIR
+	upRan  bool              // cluster.sh up ran: stop at the end
 	env    []string          // DIR/env as KEY=value (LETHE_* and CLUSTER_*)
 	model  *llmtest.Server   // the scripted chat and embedding server
 	params map[string]string // the workers' and sessions' parameters
@@ -62,6 +64,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "cluster:", err)
 		return 1
 	}
+	// PostgreSQL runs as its own user, which must traverse to its data
+	// directory under root; listing root stays private.
+	if err := os.Chmod(root, 0o711); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		return 1
+	}
 	r := &rig{dir: filepath.Join(root, "cluster"), table: &table{path: filepath.Join(root, "recovery.md")}}
 	theRig = r
 	start := time.Now()
@@ -79,11 +87,15 @@ func run(m *testing.M) int {
 	if r.c != nil {
 		r.c.Close()
 	}
-	if err := r.script(context.Background(), nil, "stop", r.dir); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster: stop:", err)
-		code = max(code, 1)
+	if r.upRan {
+		if err := r.script(context.Background(), nil, "stop", r.dir); err != nil {
+			fmt.Fprintln(os.Stderr, "cluster: stop:", err)
+			code = max(code, 1)
+		}
 	}
-	if code == 0 {
+	if len(r.table.rows) == 0 {
+		_ = os.RemoveAll(root)
+	} else if code == 0 {
 		_ = os.RemoveAll(r.dir) // the table stays beside it
 	} else {
 		fmt.Fprintf(os.Stderr, "cluster: kept %s (logs of the server, the workers, PostgreSQL and Neo4j)\n", r.dir)
@@ -114,6 +126,7 @@ func (r *rig) bringUp() error {
 	// A cold machine installs PostgreSQL and builds the Temporal server.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
+	r.upRan = true // a half-started cluster is stopped too
 	if err := r.script(ctx, nil, "up", r.dir); err != nil {
 		return err
 	}
@@ -131,6 +144,10 @@ func (r *rig) bringUp() error {
 	model.Start()
 	r.model = model
 	r.params = lethetest.Params(model.URL(), r.dir)
+	// Every session's model call at once: the scripted server answers any
+	// number, and the default (3, for a local model's batch) would queue
+	// ten sessions' calls behind each other.
+	r.params["temporal.max_concurrent_llm"] = strconv.Itoa(sessions)
 	if r.cfg, err = load.Load(load.Sources{Env: r.env, Overrides: r.params}); err != nil {
 		return fmt.Errorf("session config over %s/env: %w", r.dir, err)
 	}
