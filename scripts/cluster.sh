@@ -497,14 +497,16 @@ workers_stop() {
 
 # ---------------------------------------------------------------- commands
 
+# prepare DIR [new]: DIR's ports and secrets; only `up` makes a new cluster.
 prepare() {
   D=$(datadir "${1:-}")
+  [ -f "$D/ports" ] || [ "${2:-}" = new ] || die "no cluster in $D (run: scripts/cluster.sh up $D)"
   ports "$D"
   secrets "$D"
 }
 
 up() {
-  prepare "${1:-}"
+  prepare "${1:-}" new
   deps
   BINS=$(server_bins)
   pg_init "$D"
@@ -542,7 +544,6 @@ component_stop() {
 restart() {
   local c=$1
   prepare "${2:-}"
-  [ -f "$D/env" ] || die "no cluster in $D (run: scripts/cluster.sh up $D)"
   component_stop "$D" "$c" TERM
   case "$c" in
     temporal) BINS=$(server_bins); temporal_start "$D" ;;
@@ -553,6 +554,7 @@ restart() {
 }
 
 stop() {
+  [ -f "$(datadir "${1:-}")/ports" ] || { say "no cluster in $(datadir "${1:-}")"; return 0; }
   prepare "${1:-}"
   workers_stop "$D"
   temporal_stop "$D" TERM
