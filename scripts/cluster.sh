@@ -467,6 +467,9 @@ workers() {
       die "worker $name did not start polling (log $d/worker-$name.log)"
     fi
   done
+  if [ -z "${LETHE_LLM_BASE_URL:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
+    say "no model configured (LETHE_LLM_BASE_URL unset): the workers call 127.0.0.1:8080 and :8081; scripts/models.sh starts local ones"
+  fi
   say "worker A ($(queues_a)) pid $(cat "$d/worker-a.pid"), log $d/worker-a.log"
   say "worker B ($(queues_b)) pid $(cat "$d/worker-b.pid"), log $d/worker-b.log"
 }
