@@ -459,6 +459,9 @@ workers() {
     (cd "$ROOT" && go build -o "$bin" ./worker) || die "go build ./worker failed"
   fi
   [ -x "$bin" ] || die "worker binary $bin is not executable"
+  if ! alive "$d/worker-a.pid" && ! alive "$d/worker-b.pid" && [ -z "${LETHE_LLM_BASE_URL:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
+    say "no model configured (LETHE_LLM_BASE_URL unset): the workers call 127.0.0.1:8080 and :8081; scripts/models.sh starts local ones"
+  fi
   worker_start "$d" a "$bin" "$(queues_a)" "$PORT_WORKER_A_METRICS"
   worker_start "$d" b "$bin" "$(queues_b)" "$PORT_WORKER_B_METRICS"
   for name in a b; do
@@ -467,11 +470,8 @@ workers() {
       die "worker $name did not start polling (log $d/worker-$name.log)"
     fi
   done
-  if [ -z "${LETHE_LLM_BASE_URL:-}" ] && [ -z "${LETHE_CONFIG:-}" ]; then
-    say "no model configured (LETHE_LLM_BASE_URL unset): the workers call 127.0.0.1:8080 and :8081; scripts/models.sh starts local ones"
-  fi
-  say "worker A ($(queues_a)) pid $(cat "$d/worker-a.pid"), log $d/worker-a.log"
-  say "worker B ($(queues_b)) pid $(cat "$d/worker-b.pid"), log $d/worker-b.log"
+  say "worker A polls $(queues_a)"
+  say "worker B polls $(queues_b)"
 }
 
 # worker_up DIR NAME: alive and polling its first queue.
@@ -519,7 +519,6 @@ up() {
   namespace "$D"
   neo4j_start "$D"
   write_env "$D"
-  addresses "$D"
 }
 
 addresses() {
@@ -528,9 +527,20 @@ addresses() {
 Temporal frontend  127.0.0.1:$PORT_FRONTEND (namespace default; HTTP 127.0.0.1:$PORT_FRONTEND_HTTP; metrics http://127.0.0.1:$PORT_SERVER_METRICS/metrics; log $d/temporal/server.log)
 PostgreSQL         127.0.0.1:$PORT_PG (user temporal; databases temporal, temporal_visibility; log $d/pg/server.log)
 Neo4j              bolt://127.0.0.1:$PORT_NEO4J (user neo4j; data $d/neo4j)
+$(worker_line "$d" a "$PORT_WORKER_A_METRICS")
+$(worker_line "$d" b "$PORT_WORKER_B_METRICS")
 Environment        . $d/env   (the passwords are in $d/secrets)
 Stop               bash scripts/cluster.sh stop $d
 EOF
+}
+
+worker_line() {
+  local d=$1 name=$2 port=$3
+  if alive "$d/worker-$name.pid"; then
+    echo "Worker ${name^^}           pid $(cat "$d/worker-$name.pid"), metrics http://127.0.0.1:$port/metrics, log $d/worker-$name.log"
+  else
+    echo "Worker ${name^^}           not running (scripts/cluster.sh workers $d)"
+  fi
 }
 
 # component_stop DIR C SIGNAL: TERM is a clean stop, KILL a crash.
@@ -588,9 +598,9 @@ usage="usage: scripts/cluster.sh up|workers|start|restart|kill|stop|status|env (
 cmd="${1:-}"
 shift || true
 case "$cmd" in
-  up) up "$@" ;;
+  up) up "$@"; addresses "$D" ;;
   workers) prepare "${1:-}"; workers "$D" "${2:-}" ;;
-  start) up "${1:-}"; workers "$D" ;;
+  start) up "${1:-}"; workers "$D"; addresses "$D" ;;
   restart) [ $# -ge 1 ] || die "$usage"; restart "$@" ;;
   kill) [ $# -ge 1 ] || die "$usage"; prepare "${2:-}"; component_stop "$D" "$1" KILL ;;
   stop) stop "$@" ;;
