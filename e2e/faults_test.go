@@ -246,7 +246,7 @@ func TestFaultSlowModel(t *testing.T) {
 	r.start(t)
 	got := r.finish(t, 10*time.Minute)
 	sameAsUndisturbed(t, got, base)
-	causes := retriedActivities(got.history)
+	causes := sessiontest.Retried(got.history)
 	for _, a := range []string{"Compose", "Reason"} {
 		if c, ok := causes[a]; ok {
 			t.Errorf("a slow model call was retried: %s %s", a, c)

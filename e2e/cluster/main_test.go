@@ -144,6 +144,13 @@ func (r *rig) bringUp() error {
 	model.Start()
 	r.model = model
 	r.params = lethetest.Params(model.URL(), r.dir)
+	for _, k := range []string{"llm.timeout", "temporal.heartbeat_timeout", "temporal.activity_timeout"} {
+		// The defaults, as a deployment runs: the short ones of the dev
+		// server tests cut a store call that a cold Neo4j (just restarted,
+		// its queries not yet planned) answers in more than 15 s, and the
+		// retry meets the same cold server.
+		delete(r.params, k)
+	}
 	// Every session's model call at once: the scripted server answers any
 	// number, and the default (3, for a local model's batch) would queue
 	// ten sessions' calls behind each other.

@@ -27,10 +27,13 @@ type row struct {
 	// (a completed activity, local activity or research run, or its end).
 	recovery time.Duration
 	total    time.Duration // the batch's first start to its last result
+	// retried counts the sessions in which an activity ran more than once:
+	// the fault reached them, not only the clock.
+	retried int
 }
 
 func (w row) markdown() string {
-	return fmt.Sprintf("| %s | %d of %d | %.1f | %.1f | %.1f |", w.fault, w.identical, w.runs, w.recovery.Seconds(), w.down.Seconds(), w.total.Seconds())
+	return fmt.Sprintf("| %s | %d of %d | %.1f | %.1f | %d | %.1f |", w.fault, w.identical, w.runs, w.recovery.Seconds(), w.down.Seconds(), w.retried, w.total.Seconds())
 }
 
 // table collects the rows of the package's tests and keeps them in a file
@@ -41,7 +44,7 @@ type table struct {
 	rows []row
 }
 
-const tableHead = "| fault | sessions identical | recovery s | fault command s | total s |\n|---|---|---|---|---|\n"
+const tableHead = "| fault | sessions identical | recovery s | fault command s | sessions with a retried activity | total s |\n|---|---|---|---|---|---|\n"
 
 func (tb *table) add(t *testing.T, w row) {
 	t.Helper()
@@ -122,5 +125,16 @@ func (r *rig) disturb(t *testing.T, fault string, inject func(t *testing.T)) {
 	outs := r.finishBatch(t, b)
 	same := compare(t, b.ids, outs, ref, all)
 	r.table.add(t, row{fault: fault, identical: same, runs: len(outs), down: back.Sub(faultAt),
-		recovery: recovery(outs, faultAt, back), total: time.Since(b.start)})
+		recovery: recovery(outs, faultAt, back), retried: retried(outs), total: time.Since(b.start)})
+}
+
+// retried counts the outcomes with an activity that ran more than once.
+func retried(outs []sessiontest.Outcome) int {
+	n := 0
+	for _, o := range outs {
+		if len(sessiontest.Retried(o.History)) > 0 {
+			n++
+		}
+	}
+	return n
 }

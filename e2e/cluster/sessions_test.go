@@ -24,8 +24,9 @@ const (
 	// sessions is how many sessions each fault runs under.
 	sessions = 10
 	// sessionLimit bounds a batch from its start to its last result: an
-	// undisturbed batch takes well under a minute, a fault adds its outage.
-	sessionLimit = 6 * time.Minute
+	// undisturbed batch takes about a minute, a fault adds its outage and
+	// the time a restarted server takes to answer at its usual speed.
+	sessionLimit = 10 * time.Minute
 )
 
 // batch is a set of sessions started together.
@@ -102,6 +103,9 @@ func (r *rig) finishBatch(t *testing.T, b *batch) []sessiontest.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithDeadline(context.Background(), b.start.Add(sessionLimit))
 	defer cancel()
+	ctx, stuck := context.WithCancelCause(ctx)
+	defer stuck(nil)
+	go r.watchNondeterminism(ctx, b.ids, stuck)
 	outs := make([]sessiontest.Outcome, len(b.ids))
 	errs := make([]error, len(b.ids))
 	var wg sync.WaitGroup
@@ -109,6 +113,9 @@ func (r *rig) finishBatch(t *testing.T, b *batch) []sessiontest.Outcome {
 		wg.Go(func() { outs[i].Res, errs[i] = waitResult(ctx, r.c, id) })
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
 	for i, err := range errs {
 		if err != nil {
 			r.dumpStuck(t, b.ids[i])
@@ -189,6 +196,46 @@ func compare(t *testing.T, ids []string, outs []sessiontest.Outcome, ref session
 
 func all(string) bool { return true }
 
+// watchNondeterminism ends ctx with a cause as soon as a session's
+// workflow task fails on nondeterminism: the worker would retry it until
+// the batch's bound, and no session could finish.
+func (r *rig) watchNondeterminism(ctx context.Context, ids []string, stuck context.CancelCauseFunc) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, id := range ids {
+			it := r.c.GetWorkflowHistory(ctx, id, "", false, 0)
+			for it.HasNext() {
+				e, err := it.Next()
+				if err != nil {
+					break // the server may be down under a fault: next tick
+				}
+				if msg, bad := nondeterministic(e); bad {
+					stuck(fmt.Errorf("session %s: workflow task %d failed on nondeterminism: %s", id, e.GetEventId(), msg))
+					return
+				}
+			}
+		}
+	}
+}
+
+// nondeterministic reports whether e is a workflow task that failed on
+// nondeterminism, with the failure's message.
+func nondeterministic(e *historypb.HistoryEvent) (string, bool) {
+	a := e.GetWorkflowTaskFailedEventAttributes()
+	if a == nil {
+		return "", false
+	}
+	msg := a.GetFailure().GetMessage()
+	return msg, a.GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR ||
+		strings.Contains(strings.ToLower(msg), "nondetermin")
+}
+
 // checkDeterministic fails t when a workflow task of the session failed on
 // nondeterminism: the worker then retries it for ever, so a session could
 // still finish after a worker that replays it correctly takes over, and
@@ -196,14 +243,9 @@ func all(string) bool { return true }
 func checkDeterministic(t *testing.T, h *historypb.History) {
 	t.Helper()
 	for _, e := range h.Events {
-		a := e.GetWorkflowTaskFailedEventAttributes()
-		if a == nil {
-			continue
-		}
-		if a.GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR ||
-			strings.Contains(strings.ToLower(a.GetFailure().GetMessage()), "nondetermin") {
-			t.Errorf("workflow task %d failed on nondeterminism: %s", e.GetEventId(), a.GetFailure().GetMessage())
-		} else {
+		if msg, bad := nondeterministic(e); bad {
+			t.Errorf("workflow task %d failed on nondeterminism: %s", e.GetEventId(), msg)
+		} else if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
 			t.Logf("workflow task %d failed: %s (%s)", e.GetEventId(), a.GetCause(), a.GetFailure().GetMessage())
 		}
 	}

@@ -2,8 +2,8 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +66,7 @@ func TestRollingUpgrade(t *testing.T) {
 		t.Errorf("%s started after the upgrade but has no %s memo: the new branch did not run", after.ids[0], upgradeMemo)
 	}
 	r.table.add(t, row{fault: "rolling upgrade (+1 session after)", identical: same + sameAfter, runs: len(outs) + 1,
-		down: back.Sub(faultAt), recovery: recovery(outs, faultAt, back), total: time.Since(b.start)})
+		down: back.Sub(faultAt), recovery: recovery(outs, faultAt, back), retried: retried(outs), total: time.Since(b.start)})
 }
 
 // replaceWorkers stops worker A and starts it from bin ("" = a build of
@@ -115,66 +115,81 @@ func (r *rig) memo(t *testing.T, id string) bool {
 	return ok
 }
 
-// buildUpgraded copies this checkout's files (tracked and untracked, not
-// ignored) to a temporary directory, applies testdata/upgrade.patch and
-// builds the worker there.
+// buildUpgraded builds the worker of this checkout with
+// testdata/upgrade.patch applied: the files the patch touches are copied
+// and patched in a temporary directory, and go build reads them in place
+// of the checkout's (-overlay), so that every other package comes from
+// the build cache of the checkout's own worker.
 func buildUpgraded(t *testing.T) string {
 	t.Helper()
 	start := time.Now()
-	src := t.TempDir()
-	root := lethetest.Root()
-	list, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	root, dir := lethetest.Root(), t.TempDir()
+	patch := filepath.Join(root, "e2e", "cluster", "testdata", "upgrade.patch")
+	files, err := patchedFiles(patch)
 	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
+		t.Fatal(err)
 	}
-	for _, f := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
-		if err := copyFile(filepath.Join(root, f), filepath.Join(src, f)); err != nil {
+	replace := map[string]string{}
+	for _, f := range files {
+		if err := copyFile(filepath.Join(root, f), filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)
 		}
+		replace[filepath.Join(root, f)] = filepath.Join(dir, f)
 	}
-	patch := filepath.Join(root, "e2e", "cluster", "testdata", "upgrade.patch")
-	bin := filepath.Join(src, "worker-upgraded")
-	for _, args := range [][]string{
-		{"git", "apply", "--verbose", patch},
-		// -trimpath: the copy's path is new each run; without it no
-		// package of the module would come from the build cache.
-		{"go", "build", "-trimpath", "-o", bin, "./worker"},
+	overlay, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "worker-upgraded")
+	for _, c := range []struct {
+		dir  string
+		args []string
+	}{
+		{dir, []string{"git", "apply", "--verbose", patch}},
+		{root, []string{"go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./worker"}},
 	} {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = src
+		cmd := exec.Command(c.args[0], c.args[1:]...)
+		cmd.Dir = c.dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s: %v\n%s", strings.Join(c.args, " "), err, out)
 		}
 	}
-	t.Logf("upgraded worker (checkout + %s) built in %.1f s", filepath.Base(patch), time.Since(start).Seconds())
+	t.Logf("upgraded worker (%s on %v) built in %.1f s", filepath.Base(patch), files, time.Since(start).Seconds())
 	return bin
 }
 
-// copyFile copies from to to with its mode; a file git lists but the
-// checkout has deleted is skipped.
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if os.IsNotExist(err) {
-		return nil
-	}
+// patchedFiles lists the files a unified diff changes (its +++ b/ lines).
+func patchedFiles(patch string) ([]string, error) {
+	b, err := os.ReadFile(patch)
 	if err != nil {
-		return fmt.Errorf("copy checkout: %w", err)
+		return nil, fmt.Errorf("read the upgrade patch: %w", err)
 	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil || st.IsDir() {
-		return err // a submodule's directory: nothing to copy
+	var files []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f, ok := strings.CutPrefix(line, "+++ b/"); ok {
+			files = append(files, strings.TrimSpace(f))
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s changes no file", patch)
+	}
+	return files, nil
+}
+
+// copyFile copies from to to, creating to's directory.
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("copy the checkout's file: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return fmt.Errorf("copy checkout: %w", err)
-	}
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, st.Mode().Perm())
-	if err != nil {
-		return fmt.Errorf("copy checkout: %w", err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
 		return fmt.Errorf("copy %s: %w", from, err)
 	}
-	return out.Close()
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ package sessiontest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -126,4 +127,40 @@ func Replay(t testing.TB, id string, h *historypb.History) {
 	if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
 		t.Fatalf("replay %s: %v", id, err)
 	}
+}
+
+// Retried names the activities of a history that started more
+// than once, each with its highest attempt and, for an activity task, the
+// failure (or timeout) of the attempt before it, which its started event
+// carries.
+func Retried(h *historypb.History) map[string]string {
+	name := map[int64]string{}
+	out := map[string]string{}
+	highest := map[string]int32{}
+	note := func(activity string, attempt int32, how string) {
+		if attempt > highest[activity] {
+			highest[activity], out[activity] = attempt, how
+		}
+	}
+	for _, e := range h.Events {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			name[e.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
+			f := a.GetLastFailure()
+			note(name[a.GetScheduledEventId()], a.GetAttempt(), fmt.Sprintf("attempt %d after %q (%s)", a.GetAttempt(), f.GetMessage(), f.GetTimeoutFailureInfo().GetTimeoutType()))
+		}
+		// A local activity (ReadState, Observe, and since local-steps the
+		// other store steps of the loop) records its attempt in its marker.
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+			var d struct {
+				ActivityType string
+				Attempt      int32
+			}
+			if p := m.GetDetails()["data"].GetPayloads(); len(p) > 0 && json.Unmarshal(p[0].GetData(), &d) == nil && d.Attempt > 1 {
+				note(d.ActivityType, d.Attempt, fmt.Sprintf("local, attempt %d", d.Attempt))
+			}
+		}
+	}
+	return out
 }
