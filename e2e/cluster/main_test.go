@@ -93,12 +93,13 @@ func run(m *testing.M) int {
 			code = max(code, 1)
 		}
 	}
-	if len(r.table.rows) == 0 {
-		_ = os.RemoveAll(root)
-	} else if code == 0 {
-		_ = os.RemoveAll(r.dir) // the table stays beside it
-	} else {
+	switch {
+	case code != 0 && r.upRan:
 		fmt.Fprintf(os.Stderr, "cluster: kept %s (logs of the server, the workers, PostgreSQL and Neo4j)\n", r.dir)
+	case len(r.table.rows) == 0:
+		_ = os.RemoveAll(root)
+	default:
+		_ = os.RemoveAll(r.dir) // the table stays beside it
 	}
 	return code
 }
