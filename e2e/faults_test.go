@@ -19,11 +19,11 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/sessiontest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -123,17 +123,7 @@ func undisturbed(t *testing.T, id string, script llmtest.Script) outcome {
 // and every history payload within bounds.
 func sameAsUndisturbed(t *testing.T, got, base outcome) {
 	t.Helper()
-	checkNoDuplicates(t, got)
-	g, b := got.res, base.res
-	if g.StopReason != b.StopReason || g.Iterations != b.Iterations || len(got.tasks) != len(base.tasks) ||
-		len(got.evidence) != len(base.evidence) || g.Report != b.Report {
-		t.Errorf("disturbed: %s, %d iterations, %d tasks, %d evidence; undisturbed: %s, %d, %d, %d\nreport:\n%s",
-			g.StopReason, g.Iterations, len(got.tasks), len(got.evidence), b.StopReason, b.Iterations, len(base.tasks), len(base.evidence), g.Report)
-	}
-	if g.Stats.FailedCalls != 0 || g.Stats.LLMCalls != b.Stats.LLMCalls {
-		t.Errorf("failed calls %d, calls %d (undisturbed %d): an outage must cost no call", g.Stats.FailedCalls, g.Stats.LLMCalls, b.Stats.LLMCalls)
-	}
-	checkPayloadBound(t, got.history)
+	sessiontest.SameAsUndisturbed(t, got.shared(), base.shared())
 }
 
 // bodyOf reads a request's body and puts it back for the handler.
@@ -266,7 +256,7 @@ func TestFaultSlowModel(t *testing.T) {
 	r.start(t)
 	got := r.finish(t, 10*time.Minute)
 	sameAsUndisturbed(t, got, base)
-	causes := retriedActivities(got.history)
+	causes := sessiontest.Retried(got.history)
 	for _, a := range []string{"Compose", "Reason"} {
 		if c, ok := causes[a]; ok {
 			t.Errorf("a slow model call was retried: %s %s", a, c)
@@ -340,7 +330,7 @@ func TestFaultChatDownPastTolerance(t *testing.T) {
 	if got.res.Stats.FailedCalls != 0 {
 		t.Errorf("failed calls %d: an outage is not a failed call", got.res.Stats.FailedCalls)
 	}
-	checkPayloadBound(t, got.history)
+	sessiontest.CheckPayloadBound(t, got.history)
 	r.chat.OnRequest(nil)
 	if err := r.chat.Up(); err != nil {
 		t.Fatal(err)
@@ -350,18 +340,6 @@ func TestFaultChatDownPastTolerance(t *testing.T) {
 		t.Fatalf("after the reset: %s, %d citations:\n%s", recomposed.StopReason, recomposed.Citations, recomposed.Report)
 	}
 	t.Logf("extractive report (%d bytes) re-composed after reset: %s, %d citations", len(got.res.Report), recomposed.StopReason, recomposed.Citations)
-}
-
-// checkPayloadBound asserts that no history event, and so no activity
-// result or workflow payload in it, exceeds 256 KiB.
-func checkPayloadBound(t *testing.T, h *historypb.History) {
-	t.Helper()
-	const bound = 256 << 10
-	for _, e := range h.Events {
-		if n := proto.Size(e); n > bound {
-			t.Errorf("history event %d (%s) is %d bytes, over 256 KiB", e.EventId, e.EventType, n)
-		}
-	}
 }
 
 // resetBeforeCompose resets a finished session with the recipe of

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/neo4j"
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/sessiontest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -248,7 +247,7 @@ func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 		faulted.res.Iterations, len(faulted.tasks), len(faulted.evidence))
 	// The outage must have been felt: some activity failed against the
 	// stopped server and succeeded on a later attempt.
-	retried := retriedActivities(faulted.history)
+	retried := sessiontest.Retried(faulted.history)
 	t.Logf("activities that needed more than one attempt: %v", retried)
 	if len(retried) == 0 {
 		t.Error("no activity was retried: the session never hit the stopped server")
@@ -275,40 +274,4 @@ func TestSessionSurvivesNeo4jRestart(t *testing.T) {
 		t.Errorf("results differ:\nrestarted:     %+v\nuninterrupted: %+v", faulted.res, base.res)
 	}
 	replay(t, "neo4j-restarted", faulted.history)
-}
-
-// retriedActivities names the activities of a history that started more
-// than once, each with its highest attempt and, for an activity task, the
-// failure (or timeout) of the attempt before it, which its started event
-// carries.
-func retriedActivities(h *historypb.History) map[string]string {
-	name := map[int64]string{}
-	out := map[string]string{}
-	highest := map[string]int32{}
-	note := func(activity string, attempt int32, how string) {
-		if attempt > highest[activity] {
-			highest[activity], out[activity] = attempt, how
-		}
-	}
-	for _, e := range h.Events {
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
-			name[e.GetEventId()] = a.GetActivityType().GetName()
-		}
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
-			f := a.GetLastFailure()
-			note(name[a.GetScheduledEventId()], a.GetAttempt(), fmt.Sprintf("attempt %d after %q (%s)", a.GetAttempt(), f.GetMessage(), f.GetTimeoutFailureInfo().GetTimeoutType()))
-		}
-		// A local activity (ReadState, Observe, and since local-steps the
-		// other store steps of the loop) records its attempt in its marker.
-		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
-			var d struct {
-				ActivityType string
-				Attempt      int32
-			}
-			if p := m.GetDetails()["data"].GetPayloads(); len(p) > 0 && json.Unmarshal(p[0].GetData(), &d) == nil && d.Attempt > 1 {
-				note(d.ActivityType, d.Attempt, fmt.Sprintf("local, attempt %d", d.Attempt))
-			}
-		}
-	}
-	return out
 }

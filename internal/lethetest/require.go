@@ -19,11 +19,12 @@ const (
 	EspeakNG   = "espeak-ng"   // espeak-ng (speaks the test audio)
 	DebianDocs = "debian-docs" // the Debian Reference (debian-reference-en)
 	SearXNG    = "searxng"     // a real SearXNG from PyPI (scripts/searxng.sh install)
+	Cluster    = "cluster"     // the production-shaped cluster of scripts/cluster.sh (PostgreSQL, Temporal server, Neo4j)
 	System     = "system"      // the OS itself (/proc, coreutils): cannot be opted out of
 )
 
 // Components is every component LETHE_TEST_SKIP may name.
-var Components = []string{Neo4j, Chromium, FFmpeg, PDFToText, EspeakNG, DebianDocs, SearXNG}
+var Components = []string{Neo4j, Chromium, FFmpeg, PDFToText, EspeakNG, DebianDocs, SearXNG, Cluster}
 
 // OptedOut reports whether the user opted out of component c with
 // LETHE_TEST_SKIP (comma- or space-separated names, or "all").
