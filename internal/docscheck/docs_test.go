@@ -109,7 +109,7 @@ func TestTemporalCLIStatedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), "cache/lethe/temporal-") {
+		if strings.Contains(string(b), "cache/lethe/temporal-"+string(m[1])) { // the CLI's cache, not the server's
 			t.Errorf("%s says where the temporal CLI is installed again; README.md says it once", f)
 		}
 	}
