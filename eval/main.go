@@ -17,6 +17,7 @@ import (
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/eval/questions"
+	"github.com/lethe-research/lethe/internal/preflight"
 	"github.com/lethe-research/lethe/workflows"
 )
 
@@ -36,6 +37,7 @@ type options struct {
 	file, id, questions, systems, judgeModel string
 	n                                        int
 	follow                                   bool
+	workerWait                               time.Duration
 	ps                                       params
 }
 
@@ -48,6 +50,7 @@ func main() {
 	flag.StringVar(&o.systems, "systems", "lethe,rag,loop", "systems to run, comma-separated")
 	flag.StringVar(&o.judgeModel, "judge-model", "", "judge model (eval.judge_model)")
 	flag.BoolVar(&o.follow, "follow", true, "print progress while the evaluation runs")
+	flag.DurationVar(&o.workerWait, "worker-wait", 5*time.Second, "how long to wait for workers polling the evaluation's task queues before starting it (0: start without checking)")
 	flag.Var(o.ps, "param", "override a parameter, key=value (repeatable)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -111,6 +114,9 @@ func run(o options) error {
 		o.id = fmt.Sprintf("eval-%d", time.Now().Unix())
 	}
 	if err := contract.CheckEvalID(o.id); err != nil {
+		return err
+	}
+	if err := preflight.Workers(context.Background(), c, cfg, o.workerWait, "evaluation", "-worker-wait"); err != nil {
 		return err
 	}
 	return startOrFollow(context.Background(), c, cfg, o, in)

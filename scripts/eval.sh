@@ -75,4 +75,4 @@ go build -o "$dir/bin/worker" ./worker && go build -o "$dir/bin/eval" ./eval
 "$dir/bin/worker" >"$dir/worker.log" 2>&1 &
 pids+=($!)
 echo "worker log: $dir/worker.log" >&2
-"$dir/bin/eval" "$@"
+"$dir/bin/eval" -worker-wait 60s "$@"

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lethe-research/lethe/config/load"
+	"github.com/lethe-research/lethe/internal/preflight"
 	"github.com/lethe-research/lethe/workflows"
 )
 
@@ -70,7 +71,7 @@ func run(goal, id, file, instructions, output string, follow bool, workerWait ti
 		id = fmt.Sprintf("lethe-%d", time.Now().Unix())
 	}
 	ctx := context.Background()
-	if err := checkWorkers(ctx, c, cfg, workerWait); err != nil {
+	if err := preflight.Workers(ctx, c, cfg, workerWait, "session", "-worker-wait"); err != nil {
 		return err
 	}
 	started := time.Now()

@@ -1,10 +1,12 @@
-package main
+// Package preflight holds the checks a command makes before it starts a
+// workflow: that workers poll the task queues the workflow needs, so that
+// nothing is started to wait in silence.
+package preflight
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -31,7 +33,7 @@ type queueNeed struct {
 // off it (a worker polling the workflow queue also runs the activities
 // routed to it). Search queues are left out: a provider nobody serves is
 // skipped by the fallback chain after research.search_wait.
-func sessionQueues(t config.Temporal) []queueNeed {
+func Queues(t config.Temporal) []queueNeed {
 	needs := []queueNeed{{t.TaskQueue, "temporal.task_queue", enumspb.TASK_QUEUE_TYPE_WORKFLOW}}
 	if q := t.QueueLLM(); q != t.TaskQueue {
 		needs = append(needs, queueNeed{q, "temporal.llm_queue", enumspb.TASK_QUEUE_TYPE_ACTIVITY})
@@ -42,18 +44,21 @@ func sessionQueues(t config.Temporal) []queueNeed {
 	return needs
 }
 
-// checkWorkers waits up to wait for a poller on every queue the session
-// needs. A session started with none would wait in silence until a worker
-// came; the starter refuses instead, before anything is started, and says
-// which queue has no worker and how to start one. wait 0 skips the check
-// (a session submitted for workers that start later).
-func checkWorkers(ctx context.Context, c client.Client, cfg config.Config, wait time.Duration) error {
+// Workers waits up to wait for a poller on every queue a session needs
+// (an evaluation's sessions and baselines need the same). A workflow
+// started with none would wait in silence until a worker came; the caller
+// refuses instead, before anything is started, with this error naming
+// which queue has no worker and how to start one. what names the workflow
+// ("session", "evaluation") and flag the caller's flag that skips the
+// check. wait 0 skips it (a workflow submitted for workers that start
+// later).
+func Workers(ctx context.Context, c client.Client, cfg config.Config, wait time.Duration, what, flag string) error {
 	if wait <= 0 {
 		return nil
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		missing, err := unpolled(ctx, c, sessionQueues(cfg.Temporal))
+		missing, err := unpolled(ctx, c, Queues(cfg.Temporal))
 		if err != nil {
 			return err
 		}
@@ -61,7 +66,7 @@ func checkWorkers(ctx context.Context, c client.Client, cfg config.Config, wait 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return noWorker(cfg.Temporal, missing, wait)
+			return noWorker(cfg.Temporal, missing, wait, what, flag)
 		}
 		select {
 		case <-ctx.Done():
@@ -88,7 +93,7 @@ func unpolled(ctx context.Context, c client.Client, needs []queueNeed) ([]queueN
 
 // noWorker says which queues have no worker and the command that starts
 // one for each.
-func noWorker(t config.Temporal, missing []queueNeed, wait time.Duration) error {
+func noWorker(t config.Temporal, missing []queueNeed, wait time.Duration, what, flag string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "no worker polls ")
 	for i, q := range missing {
@@ -101,7 +106,7 @@ func noWorker(t config.Temporal, missing []queueNeed, wait time.Duration) error 
 		}
 		fmt.Fprintf(&b, "task queue %q (%s, %s tasks)", q.name, q.param, kind)
 	}
-	fmt.Fprintf(&b, " of namespace %q on %s (checked for %s), so the session would wait in silence; nothing was started.\n", t.Namespace, t.HostPort, wait)
+	fmt.Fprintf(&b, " of namespace %q on %s (checked for %s), so the %s would wait in silence; nothing was started.\n", t.Namespace, t.HostPort, wait, what)
 	b.WriteString("Start a worker with the same settings (LETHE_* variables or -config):")
 	for _, q := range missing {
 		cmd := "go run ./worker"
@@ -110,25 +115,6 @@ func noWorker(t config.Temporal, missing []queueNeed, wait time.Duration) error 
 		}
 		fmt.Fprintf(&b, "\n  %s", cmd)
 	}
-	b.WriteString("\nor `make run GOAL=...` for a dev server, a worker and a session in one; -worker-wait 0 starts the session without checking.")
+	fmt.Fprintf(&b, "\nor `make run GOAL=...` for a dev server, a worker and a session in one; %s 0 starts the %s without checking.", flag, what)
 	return errors.New(b.String())
-}
-
-// errorOnce writes each distinct error once: a progress query that fails
-// on every tick (no worker answers it, or the workflow task keeps
-// failing) is seen without flooding the terminal.
-type errorOnce struct {
-	w    io.Writer
-	seen map[string]bool
-}
-
-func newErrorOnce(w io.Writer) *errorOnce { return &errorOnce{w: w, seen: map[string]bool{}} }
-
-func (e *errorOnce) print(what string, err error) {
-	msg := err.Error()
-	if e.seen[msg] {
-		return
-	}
-	e.seen[msg] = true
-	fmt.Fprintf(e.w, "%s: %v\n", what, err)
 }

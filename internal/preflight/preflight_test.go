@@ -1,8 +1,6 @@
-package main
+package preflight
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
 
@@ -11,27 +9,12 @@ import (
 	"github.com/lethe-research/lethe/config"
 )
 
-// TestErrorOncePrintsEachErrorOnce: a query failing the same way on every
-// tick is shown once; a new failure is shown too.
-func TestErrorOncePrintsEachErrorOnce(t *testing.T) {
-	var b bytes.Buffer
-	e := newErrorOnce(&b)
-	for range 3 {
-		e.print("progress query", errors.New("context deadline exceeded"))
-	}
-	e.print("progress query", errors.New("workflow task failed"))
-	want := "progress query: context deadline exceeded\nprogress query: workflow task failed\n"
-	if b.String() != want {
-		t.Fatalf("printed %q, want %q", b.String(), want)
-	}
-}
-
 // TestSessionQueues: the workflow queue always; the LLM and research
 // queues only when split off it, each once.
 func TestSessionQueues(t *testing.T) {
 	names := func(tc config.Temporal) string {
 		var out []string
-		for _, q := range sessionQueues(tc) {
+		for _, q := range Queues(tc) {
 			out = append(out, q.name+"/"+q.kind.String())
 		}
 		return strings.Join(out, " ")
