@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/graph/neo4j"
 	"github.com/lethe-research/lethe/llm"
 )
@@ -126,7 +127,8 @@ func Classify(ctx context.Context, err error) error {
 			Cause: err, Details: []any{Outage{Service: se.Service, URL: se.URL, Error: se.Err.Error()}},
 		})
 	}
-	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) {
+	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) ||
+		neo4j.Permanent(err) || embedded.Permanent(err) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanentStore, err)
 	}
 	return err
