@@ -185,7 +185,7 @@ func initPolicy(a *Activities) error {
 		r.SearxngURL, r.WhisperURL, c.Telemetry.MetricsAddr,
 	})
 	if len(skipped) > 0 {
-		return fmt.Errorf("research.allow_loopback/allow_private: cannot tell the addresses of the worker's own services to keep fetchers off them: %s", strings.Join(skipped, "; "))
+		return fmt.Errorf("research.allow_loopback/allow_private: cannot tell the addresses of the worker's own services to keep fetchers off them: %s", config.RedactText(strings.Join(skipped, "; ")))
 	}
 	a.Policy.Denied = denied
 	return nil

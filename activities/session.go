@@ -23,7 +23,7 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 	if err != nil {
 		return config.Config{}, nonRetryable(ErrConfig, err)
 	}
-	return c, nil
+	return c.Redacted(), nil // recorded in history
 }
 
 // HealthCheck probes every service a session needs. A failure of the chat
@@ -37,10 +37,10 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) (HealthResult, error) {
 	var errs []error
 	if err := llm.Health(ctx, a.HTTP, a.Cfg.LLM.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", a.Cfg.LLM.BaseURL, err))
+		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", config.RedactURL(a.Cfg.LLM.BaseURL), err))
 	}
 	if err := llm.Health(ctx, a.HTTP, a.Cfg.Embed.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", a.Cfg.Embed.BaseURL, err))
+		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", config.RedactURL(a.Cfg.Embed.BaseURL), err))
 	}
 	if err := a.Store.Ping(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("graph store (%s): %w", a.Cfg.Graph.Backend, err))
@@ -81,7 +81,7 @@ func (a *Activities) providerWarnings(ctx context.Context, providers []string) [
 		go func() {
 			defer wg.Done()
 			if err := pr.Probe(ctx); err != nil {
-				out[i] = fmt.Sprintf("%s (%s) does not answer: %v; web_search skips it for the next provider", name, pr.BaseURL(), err)
+				out[i] = config.RedactText(fmt.Sprintf("%s (%s) does not answer: %v; web_search skips it for the next provider", name, pr.BaseURL(), err))
 			}
 		}()
 	}

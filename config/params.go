@@ -221,7 +221,7 @@ var params = []Param{
 	p("research.allow_loopback", Bool, false, 0, 0, "let fetchers reach loopback addresses (tests, a site on this host); off in production"),
 	p("research.allow_private", Bool, false, 0, 0, "let fetchers reach private addresses (RFC 1918, CGNAT, ULA), e.g. an intranet; never cloud metadata addresses nor the worker's own service endpoints (docs/security.md)"),
 	p("research.allowed_ports", String, "80,443", 0, 0, "comma-separated TCP ports fetchers may connect to (checked at dial time; * = any): a page must not aim the worker at SSH, databases or admin ports"),
-	p("research.media_dir", String, "", 0, 0, "where captured media files are kept until transcribed; empty = <tmp>/lethe-media; must be a directory of the worker's user that no one else can read or write (checked before each save)"),
+	p("research.media_dir", String, "", 0, 0, "where captured media files are kept until transcribed; empty = <tmp>/lethe-media; must be a directory of the worker's user that no one else can write to (checked before each save)"),
 	p("research.media_min_bytes", Int, 50<<10, 0, 1<<30, "media responses smaller than this are ignored (icons, UI sounds)"),
 	p("research.max_media_bytes", Int, 64<<20, 1024, 1<<34, "size cap of one captured media file"),
 	p("research.max_media_per_page", Int, 4, 0, 100, "media files of one page sent to transcription, largest first"),

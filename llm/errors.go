@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // ErrInvalidRequest marks errors caused by the caller or the client's
@@ -34,9 +36,9 @@ type HTTPError struct {
 func (e *HTTPError) Error() string {
 	body := strings.TrimSpace(e.Body)
 	if body == "" {
-		return fmt.Sprintf("%s: HTTP %d", e.URL, e.Status)
+		return fmt.Sprintf("%s: HTTP %d", config.RedactURL(e.URL), e.Status)
 	}
-	return fmt.Sprintf("%s: HTTP %d: %s", e.URL, e.Status, body)
+	return fmt.Sprintf("%s: HTTP %d: %s", config.RedactURL(e.URL), e.Status, body)
 }
 
 // Retryable reports whether the status is one a retry can cure: 408, 429 and

@@ -7,7 +7,7 @@ import (
 )
 
 // privateDir creates dir (0700) when missing and checks that it is a
-// directory of this process's user that no one else can read or write:
+// directory of this process's user that no one else can write to:
 // the default media dir is a fixed name under the shared temporary
 // directory, which another local user can create first (and then read the
 // captured media, or swap a file between download and transcription) or
@@ -27,8 +27,8 @@ func privateDir(dir string) error {
 	if ok && int(st.Uid) != os.Getuid() {
 		return fmt.Errorf("research: media dir %s belongs to uid %d, not this worker's %d: another user could read or replace media; remove it or set research.media_dir", dir, st.Uid, os.Getuid())
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("research: media dir %s has mode %v: other users could read or replace media; chmod 700 it or set research.media_dir", dir, fi.Mode().Perm())
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("research: media dir %s has mode %v: other users could replace media; chmod 700 it or set research.media_dir", dir, fi.Mode().Perm())
 	}
 	return nil
 }
