@@ -156,16 +156,9 @@ func (a *Activities) BaselineLoop(ctx context.Context, in BaselineInput) (System
 
 // judge is the chat client of the judge: the endpoint from the input,
 // greedy decoding for reproducible grades, the worker's API key.
-// A recorded endpoint is redacted (config.Config.Redacted); when it is the
-// redacted form of this worker's own, the worker's, credentials and all,
-// is called.
 func (a *Activities) judge(in ScoreInput) *llm.ChatClient {
 	key := firstNonEmpty(a.Cfg.Eval.JudgeAPIKey, a.Cfg.LLM.APIKey)
-	base := in.JudgeBaseURL
-	if own := firstNonEmpty(a.Cfg.Eval.JudgeBaseURL, a.Cfg.LLM.BaseURL); base != own && config.RedactURL(own) == base {
-		base = own
-	}
-	return llm.NewChatClient(llm.ChatConfig{BaseURL: base, Model: in.JudgeModel, APIKey: key, Timeout: a.Cfg.LLM.Timeout, Temperature: 0, Seed: 1}, a.HTTP)
+	return llm.NewChatClient(llm.ChatConfig{BaseURL: in.JudgeBaseURL, Model: in.JudgeModel, APIKey: key, Timeout: a.Cfg.LLM.Timeout, Temperature: 0, Seed: 1}, a.HTTP)
 }
 
 // Score scores one system's answer to one question (docs/eval.md): gold

@@ -88,9 +88,8 @@ func redactUnparsed(raw string) string {
 
 // Redacted returns c with RedactURL applied to every service URL: the
 // config a session resolves is recorded in its workflow history. Activities
-// call services through the worker's own config, so nothing reads these
-// fields back for a connection (the evaluation's judge maps its redacted
-// URL back to the worker's).
+// call services through the worker's own config, so nothing should read
+// these fields back for a connection.
 func (c Config) Redacted() Config {
 	for _, u := range []*string{&c.LLM.BaseURL, &c.Embed.BaseURL, &c.Eval.JudgeBaseURL, &c.Graph.Neo4jURI,
 		&c.Research.SearxngURL, &c.Research.WhisperURL, &c.Research.WikipediaURL, &c.Research.ArxivURL,
