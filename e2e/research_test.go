@@ -95,10 +95,16 @@ func newWebSite(t *testing.T, delay time.Duration) *webSite {
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
-	search := httptest.NewServer(http.HandlerFunc(s.serve))
+	s.serveSearch(t, http.HandlerFunc(s.serve))
+	return s
+}
+
+// serveSearch serves h on a second port, the site's SearXNG (searchURL).
+func (s *webSite) serveSearch(t *testing.T, h http.Handler) {
+	t.Helper()
+	search := httptest.NewServer(h)
 	t.Cleanup(search.Close)
 	s.searchURL = search.URL
-	return s
 }
 
 func (s *webSite) serve(w http.ResponseWriter, r *http.Request) {
@@ -376,9 +382,7 @@ func newMirrorSite(t *testing.T, n int, delay time.Duration) *webSite {
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
-	search := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(search.Close)
-	s.searchURL = search.URL
+	s.serveSearch(t, http.HandlerFunc(s.serve))
 	return s
 }
 
