@@ -16,7 +16,9 @@ import (
 // some proxies take them; nothing listens on port 1.
 const secretBase = "http://alice:s3cret-pass@127.0.0.1:1/v1?key=K3Y-SECRET"
 
-func leaks(s string) bool { return strings.Contains(s, "s3cret-pass") || strings.Contains(s, "K3Y-SECRET") }
+func leaks(s string) bool {
+	return strings.Contains(s, "s3cret-pass") || strings.Contains(s, "K3Y-SECRET")
+}
 
 // TestFailureHistoryRedactsURLCredentials: an activity failing against that
 // server records, in the failure that goes into workflow history (every
@@ -44,8 +46,10 @@ func TestFailureHistoryRedactsURLCredentials(t *testing.T) {
 	var app *temporal.ApplicationError
 	if err := redactFailure(Classify(ctx, down)); !errors.As(err, &app) || app.Type() != ErrModelUnavailable {
 		t.Fatalf("the outage lost its type: %v", err)
-	} else if o := (Outage{}); app.Details(&o) != nil || leaks(o.URL+o.Error) || o.URL == "" {
-		t.Fatalf("outage details %+v", o)
+	}
+	var o Outage
+	if err := app.Details(&o); err != nil || leaks(o.URL+o.Error) || o.URL == "" {
+		t.Fatalf("outage details %+v (%v)", o, err)
 	}
 }
 
