@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // SearXNGProviderName is the Provider name of the SearXNG client.
@@ -65,7 +67,7 @@ type SearXNG struct {
 func NewSearXNG(cfg SearXNGConfig) (*SearXNG, error) {
 	u, err := url.Parse(strings.TrimSpace(cfg.BaseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("research: searxng URL %q is not an http(s) URL", cfg.BaseURL)
+		return nil, fmt.Errorf("research: searxng URL %q is not an http(s) URL", config.RedactURL(cfg.BaseURL))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
@@ -159,7 +161,7 @@ func (e *SearchError) Error() string {
 	}
 	// Msg may come from the provider's answer: bounded before it reaches
 	// logs and the activity failure in history.
-	msg := e.Msg
+	msg := config.RedactText(e.Msg) // a transport error names the request URL
 	if r := []rune(msg); len(r) > maxSearchErrorChars {
 		msg = string(r[:maxSearchErrorChars]) + "…"
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // Provider names of the web search APIs (research.providers). The corpus
@@ -66,7 +68,7 @@ func newWebAPI(name, defaultBase string, cfg WebSearchConfig) (*webAPI, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("research: %s URL %q is not an http(s) URL", name, raw)
+		return nil, fmt.Errorf("research: %s URL %q is not an http(s) URL", name, config.RedactURL(raw))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
