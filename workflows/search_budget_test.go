@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/lethe-research/lethe/llm/llmtest"
@@ -23,7 +24,7 @@ func rewordings() []string {
 	for _, s := range rewordedSubjects {
 		out = append(out, s,
 			fmt.Sprintf("What is %s?", s),
-			fmt.Sprintf("  %s -- HOW does it work  ", reverseWords(s)))
+			fmt.Sprintf("  %s?! ", strings.ToUpper(reverseWords(s))))
 	}
 	return out
 }
@@ -74,6 +75,7 @@ func TestThirtyRewordedSearchesStayWithinTheIterationBudget(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	st := r.res.Stats
+	t.Logf("%d calls: %d searches, %d duplicates, %d over budget", len(rewordings()), st.WebSearches, st.DuplicateCalls, st.SearchesOverBudget)
 	max := r.cfg.Research.MaxSearchesPerIter
 	if max <= 0 || max >= len(rewordedSubjects) {
 		t.Fatalf("research.max_searches_per_iteration default %d: the test needs one below %d", max, len(rewordedSubjects))
@@ -81,6 +83,9 @@ func TestThirtyRewordedSearchesStayWithinTheIterationBudget(t *testing.T) {
 	if st.WebSearches > max {
 		t.Fatalf("one answer of %d reworded calls started %d searches, budget %d per iteration (duplicates %d)",
 			len(rewordings()), st.WebSearches, max, st.DuplicateCalls)
+	}
+	if st.DuplicateCalls < 2*st.WebSearches {
+		t.Errorf("%d duplicates of %d searches: each searched subject's two rewordings should be duplicates", st.DuplicateCalls, st.WebSearches)
 	}
 	if st.WebSearches+st.DuplicateCalls+st.SearchesOverBudget != len(rewordings()) || st.SearchesOverBudget == 0 {
 		t.Fatalf("searches %d + duplicates %d + over budget %d, want the %d calls accounted for and some over budget",
