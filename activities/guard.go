@@ -11,8 +11,10 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/graph/neo4j"
 	"github.com/lethe-research/lethe/llm"
 )
@@ -53,7 +55,7 @@ func (g *guarded) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteAc
 	res, err := g.Next.ExecuteActivity(ctx, in)
 	stop()
 	if err != nil {
-		return nil, Classify(ctx, err)
+		return nil, redactFailure(Classify(ctx, err))
 	}
 	if err := checkPayload(activity.GetInfo(ctx).ActivityType.Name, res, g.max); err != nil {
 		return nil, err
@@ -127,10 +129,11 @@ func Classify(ctx context.Context, err error) error {
 	}
 	if se, ok := llm.AsOutage(ctx, err); ok {
 		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrModelUnavailable, temporal.ApplicationErrorOptions{
-			Cause: err, Details: []any{Outage{Service: se.Service, URL: se.URL, Error: se.Err.Error(), RetryAfter: llm.RetryAfterOf(err)}},
+			Cause: err, Details: []any{Outage{Service: se.Service, URL: config.RedactURL(se.URL), Error: config.RedactText(se.Err.Error()), RetryAfter: llm.RetryAfterOf(err)}},
 		})
 	}
-	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) {
+	if errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrImmutable) || errors.Is(err, neo4j.ErrUnauthorized) ||
+		neo4j.Permanent(err) || embedded.Permanent(err) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanentStore, err)
 	}
 	return err

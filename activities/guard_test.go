@@ -1,18 +1,24 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	neo4jdriver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	berrors "go.etcd.io/bbolt/errors"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lethe-research/lethe/contract"
 	"github.com/lethe-research/lethe/graph"
+	"github.com/lethe-research/lethe/graph/embedded"
 	"github.com/lethe-research/lethe/llm"
 	"github.com/lethe-research/lethe/llm/llmtest"
 )
@@ -87,5 +93,55 @@ func TestClassifyHostedRefusals(t *testing.T) {
 	var o Outage
 	if !errors.As(err, &app) || app.Type() != ErrModelUnavailable || app.Details(&o) != nil || o.RetryAfter != 5*time.Second {
 		t.Errorf("rate limited: %v, outage %+v; want %s asking for 5 s", err, o, ErrModelUnavailable)
+	}
+}
+
+// TestClassifyStoreErrorsByClass: a store error that the same request meets
+// again is non-retryable by its class, whatever its code; a transient one is
+// left to the retry policy. The bbolt case opens a real corrupt file.
+func TestClassifyStoreErrorsByClass(t *testing.T) {
+	ctx := context.Background()
+	corrupt := filepath.Join(t.TempDir(), "graph.db")
+	if err := os.WriteFile(corrupt, bytes.Repeat([]byte("not a bbolt file "), 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, openErr := embedded.Open(corrupt)
+	if openErr == nil {
+		t.Fatal("a corrupt file opened")
+	}
+	neo := func(code string) error {
+		return fmt.Errorf("neo4j write: %w", &neo4jdriver.Neo4jError{Code: code, Msg: "from the server"})
+	}
+	cases := []struct {
+		name      string
+		err       error
+		permanent bool
+	}{
+		{"Neo4j syntax error", neo("Neo.ClientError.Statement.SyntaxError"), true},
+		{"Neo4j constraint", neo("Neo.ClientError.Schema.ConstraintValidationFailed"), true},
+		{"Neo4j no such database", neo("Neo.ClientError.Database.DatabaseNotFound"), true},
+		{"Neo4j forbidden", neo("Neo.ClientError.Security.Forbidden"), true},
+		{"Neo4j request invalid", neo("Neo.ClientError.Request.Invalid"), true},
+		{"Neo4j not a leader", neo("Neo.ClientError.Cluster.NotALeader"), false},
+		{"Neo4j read-only follower", neo("Neo.ClientError.General.ForbiddenOnReadOnlyDatabase"), false},
+		{"Neo4j authorization expired", neo("Neo.ClientError.Security.AuthorizationExpired"), false},
+		{"Neo4j deadlock", neo("Neo.TransientError.Transaction.DeadlockDetected"), false},
+		{"Neo4j out of memory", neo("Neo.TransientError.General.MemoryPoolOutOfMemoryError"), false},
+		{"Neo4j database unavailable", neo("Neo.TransientError.General.DatabaseUnavailable"), false},
+		{"Neo4j database error", neo("Neo.DatabaseError.General.UnknownError"), false},
+		{"bbolt corrupt file", openErr, true},
+		{"bbolt checksum", fmt.Errorf("read: %w", berrors.ErrChecksum), true},
+		{"bbolt version mismatch", fmt.Errorf("open: %w", berrors.ErrVersionMismatch), true},
+		{"bbolt invalid", berrors.ErrInvalid, true},
+		{"bbolt lock timeout", fmt.Errorf("open: %w", berrors.ErrTimeout), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var app *temporal.ApplicationError
+			got := errors.As(Classify(ctx, c.err), &app) && app.NonRetryable() && app.Type() == ErrPermanentStore
+			if got != c.permanent {
+				t.Fatalf("%v: permanent %v, want %v", c.err, got, c.permanent)
+			}
+		})
 	}
 }

@@ -124,9 +124,9 @@ const staleMedia = 6 * time.Hour
 func InitResearch(a *Activities) error {
 	r := a.Cfg.Research
 	lim := researchLimits(a.Cfg)
-	a.Policy.AllowLoopback = r.AllowLoopback
-	a.Policy.AllowPrivate = r.AllowPrivate
-	a.Policy.MaxURLBytes = r.MaxURLBytes
+	if err := initPolicy(a); err != nil {
+		return err
+	}
 	a.Web = research.NewHTTPFetcher(research.HTTPFetcherConfig{
 		Policy: a.Policy, MaxPageBytes: int64(r.MaxPageBytes), MaxMediaBytes: int64(r.MaxMediaBytes),
 		PDF: pdfConverter(a.Cfg), MediaDir: mediaDir(a.Cfg), Limits: lim, SkipMedia: r.WhisperURL == "",
@@ -157,6 +157,37 @@ func InitResearch(a *Activities) error {
 			Limits:      lim,
 		}
 	}
+	return nil
+}
+
+// initPolicy sets the URL policy's allowances, URL cap and allowed ports,
+// and, when loopback or private addresses are allowed, the worker's own
+// service endpoints it refuses all the same: the allowance is for an
+// intranet or a test site, not for the model server, the graph store or
+// Temporal. A service whose address cannot be resolved then is an error,
+// since the policy could not keep fetchers off it.
+func initPolicy(a *Activities) error {
+	r := a.Cfg.Research
+	a.Policy.AllowLoopback = r.AllowLoopback
+	a.Policy.AllowPrivate = r.AllowPrivate
+	a.Policy.MaxURLBytes = r.MaxURLBytes
+	ports, err := r.Ports()
+	if err != nil {
+		return err
+	}
+	a.Policy.AllowedPorts = ports
+	if !r.AllowLoopback && !r.AllowPrivate {
+		return nil // only non-global addresses are denied, and none is allowed
+	}
+	c := a.Cfg
+	denied, skipped := research.ServiceEndpoints(context.Background(), nil, []string{
+		c.LLM.BaseURL, c.Embed.BaseURL, c.Eval.JudgeBaseURL, c.Temporal.HostPort, c.Graph.Neo4jURI,
+		r.SearxngURL, r.WhisperURL, c.Telemetry.MetricsAddr,
+	})
+	if len(skipped) > 0 {
+		return fmt.Errorf("research.allow_loopback/allow_private: cannot tell the addresses of the worker's own services to keep fetchers off them: %s", config.RedactText(strings.Join(skipped, "; ")))
+	}
+	a.Policy.Denied = denied
 	return nil
 }
 

@@ -74,7 +74,7 @@ func TestResearchActivities(t *testing.T) {
 	dir := t.TempDir()
 	env, store, a := newActivityEnv(t, dir, map[string]string{
 		"research.corpus_dir": corpus, "research.searxng_url": searx.URL, "research.searxng_retries": "0",
-		"research.allow_loopback": "true", "research.whisper_url": whisper.URL, "research.browser_path": "off",
+		"research.allow_loopback": "true", "research.allowed_ports": "*", "research.whisper_url": whisper.URL, "research.browser_path": "off",
 		"research.media_dir": filepath.Join(dir, "media"),
 	})
 	if a.Browser != nil || a.Search == nil || a.STT == nil || a.Web == nil || !a.Policy.AllowLoopback {
@@ -370,7 +370,7 @@ func TestMediaCaptureAndCleanup(t *testing.T) {
 	// No whisper server: media is not even downloaded.
 	dir := t.TempDir()
 	media := filepath.Join(dir, "media")
-	env, _, a, _ := newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.browser_path": "off", "research.media_dir": media})
+	env, _, a, _ := newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.allowed_ports": "*", "research.browser_path": "off", "research.media_dir": media})
 	const sid = "media"
 	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func TestMediaCaptureAndCleanup(t *testing.T) {
 	// With whisper: captured, transcribed (or not), deleted.
 	dir = t.TempDir()
 	media = filepath.Join(dir, "media")
-	env, _, _, _ = newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.browser_path": "off",
+	env, _, _, _ = newResearchEnv(t, dir, map[string]string{"research.allow_loopback": "true", "research.allowed_ports": "*", "research.browser_path": "off",
 		"research.media_dir": media, "research.whisper_url": whisper.URL})
 	if _, err := env.ExecuteActivity(acts.Bootstrap, activities.BootstrapInput{SessionID: sid, Goal: "How do solid-state batteries fail?"}); err != nil {
 		t.Fatal(err)

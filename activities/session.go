@@ -28,7 +28,7 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 		if bad := in.Config.WorkerOnlyConflicts(a.Cfg); len(bad) > 0 {
 			return config.Config{}, nonRetryable(ErrConfig, config.WorkerOnlyError(where, bad))
 		}
-		return in.Config.WithWorkerOnly(a.Cfg), nil
+		return in.Config.WithWorkerOnly(a.Cfg).Redacted(), nil // recorded in history
 	}
 	if err := load.CheckSessionParams(where, in.Params); err != nil {
 		return config.Config{}, nonRetryable(ErrConfig, err)
@@ -42,7 +42,7 @@ func (a *Activities) ResolveConfig(ctx context.Context, in ResolveConfigInput) (
 		// ask, can then still show LetheStatus=failed.
 		return config.Config{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err, a.Cfg.Temporal.SearchAttributes)
 	}
-	return c, nil
+	return c.Redacted(), nil // recorded in history
 }
 
 // maxProbeWait bounds the wait for a rate-limited health probe: a longer
@@ -82,10 +82,10 @@ func (a *Activities) HealthCheck(ctx context.Context, in HealthInput) (HealthRes
 	// The clients' own probes: they send the key, which a hosted API
 	// wants on every path.
 	if err := probeRateLimited(ctx, a.Chat.Health); err != nil {
-		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", a.Chat.Config().BaseURL, err))
+		errs = append(errs, fmt.Errorf("chat model server (llm.base_url = %s): %w", config.RedactURL(a.Chat.Config().BaseURL), err))
 	}
 	if err := probeRateLimited(ctx, a.Embed.Health); err != nil {
-		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", a.Embed.Config().BaseURL, err))
+		errs = append(errs, fmt.Errorf("embedding server (embed.base_url = %s): %w", config.RedactURL(a.Embed.Config().BaseURL), err))
 	}
 	if err := a.Store.Ping(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("graph store (%s): %w", a.Cfg.Graph.Backend, err))
@@ -126,7 +126,7 @@ func (a *Activities) providerWarnings(ctx context.Context, providers []string) [
 		go func() {
 			defer wg.Done()
 			if err := pr.Probe(ctx); err != nil {
-				out[i] = fmt.Sprintf("%s (%s) does not answer: %v; web_search skips it for the next provider", name, pr.BaseURL(), err)
+				out[i] = config.RedactText(fmt.Sprintf("%s (%s) does not answer: %v; web_search skips it for the next provider", name, pr.BaseURL(), err))
 			}
 		}()
 	}

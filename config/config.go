@@ -225,6 +225,8 @@ type Research struct {
 	CorpusDir           string        `mapstructure:"corpus_dir" json:"corpus_dir"`
 	SearxngURL          string        `mapstructure:"searxng_url" json:"searxng_url"`
 	QueryDedupThreshold float64       `mapstructure:"query_dedup_threshold" json:"query_dedup_threshold"`
+	MaxSearches         int           `mapstructure:"max_searches" json:"max_searches"`
+	MaxSearchesPerIter  int           `mapstructure:"max_searches_per_iteration" json:"max_searches_per_iteration"`
 	PsiThreshold        float64       `mapstructure:"psi_threshold" json:"psi_threshold"`
 	MinBatches          int           `mapstructure:"min_batches" json:"min_batches"`
 	AttentionK          int           `mapstructure:"attention_k" json:"attention_k"`
@@ -293,6 +295,7 @@ type Research struct {
 	BrowserRunIdle   time.Duration `mapstructure:"browser_run_idle" json:"browser_run_idle"`
 	AllowLoopback    bool          `mapstructure:"allow_loopback" json:"allow_loopback"`
 	AllowPrivate     bool          `mapstructure:"allow_private" json:"allow_private"`
+	AllowedPorts     string        `mapstructure:"allowed_ports" json:"allowed_ports"`
 	MediaDir         string        `mapstructure:"media_dir" json:"media_dir"`
 	MediaMinBytes    int           `mapstructure:"media_min_bytes" json:"media_min_bytes"`
 	MaxMediaBytes    int           `mapstructure:"max_media_bytes" json:"max_media_bytes"`

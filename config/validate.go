@@ -52,6 +52,9 @@ func (c Config) Validate() error {
 	if err := c.Research.validateProviders(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.Research.Ports(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Temporal.TaskQueue == "" {
 		errs = append(errs, errors.New("config: temporal.task_queue must not be empty"))
 	}

@@ -59,11 +59,21 @@ func (c Config) WorkerOnlyConflicts(worker Config) []string {
 	var out []string
 	for _, k := range workerOnly {
 		v := mine[k]
-		if !reflect.ValueOf(v).IsZero() && v != theirs[k] && v != def[k] {
+		if !reflect.ValueOf(v).IsZero() && v != theirs[k] && v != def[k] && !redactedFrom(v, theirs[k]) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// redactedFrom reports whether v is the worker's own URL w as history
+// records it (RedactURL): a config carried from a resolved one (a child
+// session, the next run) holds the worker's endpoints redacted, and
+// WithWorkerOnly puts the worker's own back.
+func redactedFrom(v, w any) bool {
+	vs, ok1 := v.(string)
+	ws, ok2 := w.(string)
+	return ok1 && ok2 && ws != "" && vs == RedactURL(ws)
 }
 
 // WithWorkerOnly is c with every worker-only value taken from worker.

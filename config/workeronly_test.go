@@ -60,3 +60,24 @@ func checkCopiesWorkerOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerOnlyConflictsAcceptsRedactedOwn: a config resolved by the
+// worker records its endpoints redacted; carried into a child session or
+// the next run, it is the worker's own, not a conflict, while another
+// endpoint still is.
+func TestWorkerOnlyConflictsAcceptsRedactedOwn(t *testing.T) {
+	worker := Defaults()
+	worker.LLM.BaseURL = "https://user:secret@models.example/v1?api_key=k"
+	carried := worker.Redacted()
+	if carried.LLM.BaseURL == worker.LLM.BaseURL {
+		t.Fatal("the test's URL was not redacted")
+	}
+	if bad := carried.WorkerOnlyConflicts(worker); len(bad) != 0 {
+		t.Fatalf("the worker's own redacted endpoint is a conflict: %v", bad)
+	}
+	other := carried
+	other.LLM.BaseURL = "https://attacker.example/v1"
+	if bad := other.WorkerOnlyConflicts(worker); len(bad) != 1 || bad[0] != "llm.base_url" {
+		t.Fatalf("another endpoint: conflicts %v, want [llm.base_url]", bad)
+	}
+}

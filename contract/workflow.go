@@ -113,6 +113,11 @@ type SessionState struct {
 	NoOpTask string `json:"no_op_task,omitempty"`
 	// Seeded: the seed search of the goal has run (workflows.seedSearch).
 	Seeded bool `json:"seeded,omitempty"`
+	// SearchKeys are the din.SearchKey of every search the session started,
+	// in order: the dedup across tasks and, by its length, the count
+	// research.max_searches limits. State, so the budget holds across
+	// replay and continue-as-new; bounded by research.max_searches.
+	SearchKeys []string `json:"search_keys,omitempty"`
 }
 
 // TokensUsed is what budget.max_tokens limits: chat tokens of every call
@@ -137,7 +142,11 @@ type Stats struct {
 	RolledBack     int `json:"rolled_back"`
 	WebSearches    int `json:"web_searches"`
 	DuplicateCalls int `json:"duplicate_calls"`
-	NewEvidence    int `json:"new_evidence"`
+	// SearchesOverBudget counts web_search calls dropped because the
+	// iteration or the session had used its search budget
+	// (research.max_searches_per_iteration, research.max_searches).
+	SearchesOverBudget int `json:"searches_over_budget,omitempty"`
+	NewEvidence        int `json:"new_evidence"`
 	// NoOpIterations counts iterations whose applied answer changed nothing.
 	NoOpIterations int `json:"noop_iterations,omitempty"`
 	// CutAnswers counts answers cut by the output limit whose ops before

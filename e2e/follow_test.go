@@ -42,6 +42,7 @@ func TestWebResearchFollowsLinks(t *testing.T) {
 	}, order: []string{"/start.html"}, pathHits: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	s.serveSearch(t, http.HandlerFunc(s.serve))
 	s.params = map[string]string{"research.follow_depth": "1", "research.max_pages": "8", "research.batch_size": "2"}
 
 	o := runWebSession(t, "follow-links", s, nil)

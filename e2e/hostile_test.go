@@ -94,6 +94,7 @@ func newHostileWeb(t *testing.T) *hostileWeb {
 	}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.Close)
+	h.serveSearch(t, http.HandlerFunc(h.serve))
 	t.Cleanup(func() { close(h.quit) }) // runs first: drips end, Close can return
 	return h
 }

@@ -108,10 +108,13 @@ func TestWebSearchFanOutRespectsProviderRate(t *testing.T) {
 		"research.wikipedia_url":  site.URL,
 		"research.rate.wikipedia": fmt.Sprint(rate),
 		"research.allow_loopback": "true",
+		"research.allowed_ports":  "*", // the site is on a random loopback port
 		"research.browser_path":   "off",
 		"research.max_pages":      "1",
-		"research.batch_size":     "1",
-		"budget.max_iterations":   "3",
+		// The fan-out is the point here, not the search budget.
+		"research.max_searches_per_iteration": "20",
+		"research.batch_size":                 "1",
+		"budget.max_iterations":               "3",
 	}
 	params := lethetest.Params(srv.URL(), dir)
 	for k, v := range extra {

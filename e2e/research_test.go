@@ -47,6 +47,10 @@ type webSite struct {
 	mu       sync.Mutex
 	onHit    func(n int64)
 	pathHits map[string]int // page requests by path, when not nil
+	// searchURL serves the same site on a second port, the one the worker
+	// knows as its SearXNG: the worker refuses to fetch pages from its own
+	// service endpoints, so the search API and the pages are two servers.
+	searchURL string
 }
 
 type webPage struct {
@@ -91,7 +95,16 @@ func newWebSite(t *testing.T, delay time.Duration) *webSite {
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	s.serveSearch(t, http.HandlerFunc(s.serve))
 	return s
+}
+
+// serveSearch serves h on a second port, the site's SearXNG (searchURL).
+func (s *webSite) serveSearch(t *testing.T, h http.Handler) {
+	t.Helper()
+	search := httptest.NewServer(h)
+	t.Cleanup(search.Close)
+	s.searchURL = search.URL
 }
 
 func (s *webSite) serve(w http.ResponseWriter, r *http.Request) {
@@ -203,8 +216,9 @@ func needChromium(t *testing.T) {
 func webParams(site *webSite) map[string]string {
 	return map[string]string{
 		"research.corpus_dir":     "",
-		"research.searxng_url":    site.URL,
+		"research.searxng_url":    site.searchURL,
 		"research.allow_loopback": "true",
+		"research.allowed_ports":  "*", // the site is on a random loopback port
 		"research.batch_size":     "3",
 		"research.max_pages":      "6",
 		"research.browser_tabs":   "2",
@@ -368,6 +382,7 @@ func newMirrorSite(t *testing.T, n int, delay time.Duration) *webSite {
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	s.serveSearch(t, http.HandlerFunc(s.serve))
 	return s
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // ErrInvalidRequest marks errors caused by the caller or the client's
@@ -98,9 +100,9 @@ func keyHint(err error, setting, key string) error {
 func (e *HTTPError) Error() string {
 	body := strings.TrimSpace(e.Body)
 	if body == "" {
-		return fmt.Sprintf("%s: HTTP %d", e.URL, e.Status)
+		return fmt.Sprintf("%s: HTTP %d", config.RedactURL(e.URL), e.Status)
 	}
-	return fmt.Sprintf("%s: HTTP %d: %s", e.URL, e.Status, body)
+	return fmt.Sprintf("%s: HTTP %d: %s", config.RedactURL(e.URL), e.Status, body)
 }
 
 // Retryable reports whether the status is one a retry can cure: 408, 429 and

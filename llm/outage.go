@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // Service names a model server in errors and in the session's waiting
@@ -23,7 +25,9 @@ type ServiceError struct {
 	Err     error
 }
 
-func (e *ServiceError) Error() string { return fmt.Sprintf("%s at %s: %v", e.Service, e.URL, e.Err) }
+func (e *ServiceError) Error() string {
+	return config.RedactText(fmt.Sprintf("%s at %s: %v", e.Service, e.URL, e.Err))
+}
 
 func (e *ServiceError) Unwrap() error { return e.Err }
 

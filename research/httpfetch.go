@@ -342,8 +342,8 @@ func (f *HTTPFetcher) saveMedia(resp *http.Response, key string, minBytes int64)
 	if resp.ContentLength >= 0 && resp.ContentLength < minBytes {
 		return MediaRef{}, fmt.Errorf("research: %s: media of %d bytes is under the %d-byte minimum", final, resp.ContentLength, minBytes)
 	}
-	if err := os.MkdirAll(f.cfg.MediaDir, 0o700); err != nil {
-		return MediaRef{}, fmt.Errorf("research: media dir: %w", err)
+	if err := privateDir(f.cfg.MediaDir); err != nil {
+		return MediaRef{}, err
 	}
 	mt, _, _ := mime.ParseMediaType(truncateUTF8(resp.Header.Get("Content-Type"), 256))
 	ext := strings.ToLower(path.Ext(resp.Request.URL.Path))

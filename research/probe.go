@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // ProbeTimeout bounds one provider probe: a health check, not a search.
@@ -38,7 +40,7 @@ func probe(ctx context.Context, hc *http.Client, base *url.URL) error {
 }
 
 func (w *webAPI) Probe(ctx context.Context) error { return probe(ctx, w.hc, w.base) }
-func (w *webAPI) BaseURL() string                 { return w.base.Redacted() }
+func (w *webAPI) BaseURL() string                 { return config.RedactURL(w.base.String()) }
 
 // Probe implements Prober.
 func (p *Wikipedia) Probe(ctx context.Context) error { return p.api.Probe(ctx) }
@@ -68,4 +70,4 @@ func (p *Brave) BaseURL() string { return p.api.BaseURL() }
 func (s *SearXNG) Probe(ctx context.Context) error { return probe(ctx, s.hc, s.base) }
 
 // BaseURL implements Prober.
-func (s *SearXNG) BaseURL() string { return s.base.Redacted() }
+func (s *SearXNG) BaseURL() string { return config.RedactURL(s.base.String()) }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/llm"
 )
 
@@ -67,7 +68,7 @@ type SearXNG struct {
 func NewSearXNG(cfg SearXNGConfig) (*SearXNG, error) {
 	u, err := url.Parse(strings.TrimSpace(cfg.BaseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("research: searxng URL %q is not an http(s) URL", cfg.BaseURL)
+		return nil, fmt.Errorf("research: searxng URL %q is not an http(s) URL", config.RedactURL(cfg.BaseURL))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
@@ -161,7 +162,7 @@ func (e *SearchError) Error() string {
 	}
 	// Msg may come from the provider's answer: bounded before it reaches
 	// logs and the activity failure in history.
-	msg := e.Msg
+	msg := config.RedactText(e.Msg) // a transport error names the request URL
 	if r := []rune(msg); len(r) > maxSearchErrorChars {
 		msg = string(r[:maxSearchErrorChars]) + "…"
 	}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-research/lethe/config"
 )
 
 // WhisperClient speaks the /inference protocol of whisper.cpp's HTTP
@@ -48,7 +50,7 @@ const maxWhisperAnswer = 16 << 20
 func (w *WhisperClient) Inference(ctx context.Context, wavPath string) (string, error) {
 	base, err := url.Parse(strings.TrimSuffix(strings.TrimSpace(w.BaseURL), "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return "", fmt.Errorf("research: whisper URL %q is not an http(s) URL", w.BaseURL)
+		return "", fmt.Errorf("research: whisper URL %q is not an http(s) URL", config.RedactURL(w.BaseURL))
 	}
 	timeout := w.Timeout
 	if timeout <= 0 {
@@ -69,7 +71,7 @@ func (w *WhisperClient) Inference(ctx context.Context, wavPath string) (string, 
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("research: whisper %s: %w", base, err)
+		return "", fmt.Errorf("research: whisper %s: %w", config.RedactURL(base.String()), err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxWhisperAnswer+1))

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,7 +25,10 @@ import (
 // are judged by the IPv4 address inside. Numeric hosts are parsed the way
 // a browser does (2130706433, 0x7f.1, 0177.0.0.1 are 127.0.0.1);
 // "localhost" and *.localhost are loopback without asking DNS. URLs with
-// credentials, and URLs longer than MaxURLBytes, are refused.
+// credentials, and URLs longer than MaxURLBytes, are refused. Cloud
+// metadata services (metadata.go) are refused whatever the allowances,
+// and so are the worker's own service endpoints (Denied) and ports not in
+// AllowedPorts.
 //
 // Check covers the URL before the request; a fetcher must also apply the
 // policy to every redirect target (Check again) and, for plain HTTP
@@ -39,6 +43,16 @@ type URLPolicy struct {
 	// MaxURLBytes refuses longer URLs (0: no cap): a page-controlled URL
 	// of megabytes is noise that would travel through history and logs.
 	MaxURLBytes int
+	// AllowedPorts, when not nil, are the only TCP ports a URL may name and
+	// a connection may reach: a page must not aim the worker at SSH, a
+	// database or an admin port.
+	AllowedPorts []uint16
+	// Denied are the worker's own service endpoints (model, embedding,
+	// judge, Temporal, Neo4j, SearXNG, whisper, metrics; ServiceEndpoints):
+	// AllowLoopback and AllowPrivate open ranges, never these. A loopback
+	// or unspecified (listening on every interface) entry stands for its
+	// port on every loopback address.
+	Denied []netip.AddrPort
 }
 
 // Check returns nil when raw may be fetched, else an error naming the URL
@@ -66,27 +80,30 @@ func (p URLPolicy) Resolve(ctx context.Context, raw string, resolver *net.Resolv
 	if host == "" {
 		return nil, refused(raw, "no host")
 	}
-
+	port, err := urlPort(u)
+	if err != nil {
+		return nil, refused(raw, err.Error())
+	}
+	if err := p.checkPort(raw, port); err != nil {
+		return nil, err
+	}
+	if metadataHosts[host] {
+		return nil, refused(raw, fmt.Sprintf("host %q is a cloud metadata service", host))
+	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		if err := p.checkAddr(raw, a, ""); err != nil {
-			return nil, err
-		}
-		return []netip.Addr{a.WithZone("")}, nil
+		return p.checkAll(raw, []netip.Addr{a}, port, "")
 	}
 	if a, numeric, err := parseNumericIPv4(host); numeric {
 		if err != nil {
 			return nil, refused(raw, fmt.Sprintf("malformed numeric host %q: %v", host, err))
 		}
-		if err := p.checkAddr(raw, a, ""); err != nil {
-			return nil, err
-		}
-		return []netip.Addr{a}, nil
+		return p.checkAll(raw, []netip.Addr{a}, port, "")
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		if !p.AllowLoopback {
 			return nil, refused(raw, fmt.Sprintf("host %q is loopback", host))
 		}
-		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}, nil
+		return p.checkAll(raw, []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}, port, "")
 	}
 
 	if resolver == nil {
@@ -99,14 +116,63 @@ func (p URLPolicy) Resolve(ctx context.Context, raw string, resolver *net.Resolv
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("research: checking %q: host %q has no addresses", raw, host)
 	}
+	return p.checkAll(raw, addrs, port, host)
+}
+
+// checkAll applies the address, port and endpoint rules to every address
+// of a host and returns them without zones.
+func (p URLPolicy) checkAll(raw string, addrs []netip.Addr, port uint16, host string) ([]netip.Addr, error) {
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
 		if err := p.checkAddr(raw, a, host); err != nil {
 			return nil, err
 		}
+		if err := p.checkEndpoint(raw, netip.AddrPortFrom(a, port), host); err != nil {
+			return nil, err
+		}
 		out = append(out, a.WithZone(""))
 	}
 	return out, nil
+}
+
+// urlPort is the TCP port an http(s) URL connects to.
+func urlPort(u *url.URL) (uint16, error) {
+	if s := u.Port(); s != "" {
+		n, err := strconv.ParseUint(s, 10, 16)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("port %q is not a TCP port", s)
+		}
+		return uint16(n), nil
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return 443, nil
+	}
+	return 80, nil
+}
+
+func (p URLPolicy) checkPort(raw string, port uint16) error {
+	if p.AllowedPorts == nil || slices.Contains(p.AllowedPorts, port) {
+		return nil
+	}
+	return refused(raw, fmt.Sprintf("port %d is not in research.allowed_ports %v", port, p.AllowedPorts))
+}
+
+// checkEndpoint refuses the worker's own service endpoints (Denied).
+func (p URLPolicy) checkEndpoint(raw string, ap netip.AddrPort, host string) error {
+	a := ap.Addr().WithZone("").Unmap()
+	for _, d := range p.Denied {
+		if d.Port() != ap.Port() {
+			continue
+		}
+		if d.Addr() == a || ((d.Addr().IsLoopback() || d.Addr().IsUnspecified()) && a.IsLoopback()) {
+			what := a.String()
+			if host != "" {
+				what = fmt.Sprintf("host %q (%s)", host, a)
+			}
+			return refused(raw, fmt.Sprintf("%s port %d is one of the worker's own service endpoints", what, ap.Port()))
+		}
+	}
+	return nil
 }
 
 // checkScheme parses raw and checks its scheme; corpus reports an allowed
@@ -147,18 +213,26 @@ func (p URLPolicy) CheckAddr(a netip.Addr) error {
 // transport: it refuses connections to addresses the policy forbids, at
 // connect time, after every redirect and DNS answer.
 func (p URLPolicy) DialControl(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		host = address
+		return refused(address, "dialing something other than an IP address and port")
 	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return refused(address, "dialing a non-IP address")
+	if err := p.checkAddr(address, ap.Addr(), ""); err != nil {
+		return err
 	}
-	return p.checkAddr(address, a, "")
+	if err := p.checkPort(address, ap.Port()); err != nil {
+		return err
+	}
+	return p.checkEndpoint(address, ap, "")
 }
 
 func (p URLPolicy) checkAddr(raw string, a netip.Addr, host string) error {
+	if isMetadata(a) {
+		if host != "" {
+			return refused(raw, fmt.Sprintf("host %q resolves to %s, a cloud metadata address", host, a))
+		}
+		return refused(raw, fmt.Sprintf("%s is a cloud metadata address", a))
+	}
 	class := addrClass(a)
 	switch class {
 	case "":

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/llm"
 )
 
@@ -69,7 +70,7 @@ func newWebAPI(name, defaultBase string, cfg WebSearchConfig) (*webAPI, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("research: %s URL %q is not an http(s) URL", name, raw)
+		return nil, fmt.Errorf("research: %s URL %q is not an http(s) URL", name, config.RedactURL(raw))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""

@@ -14,7 +14,10 @@
 # database, its logs, neo4j.pid, neo4j.port, neo4j.out and gc.log (the
 # JVM's collections, two files of at most 10 MB) live there. PORT
 # defaults to NEO4J_PORT or 7687. User "neo4j", password NEO4J_PASSWORD
-# (default lethe-neo4j, at least 8 characters). NEO4J_HEAP (default 768m)
+# (at least 8 characters); without it, the password kept in DIR/neo4j.password
+# (mode 0600), generated at random on the first start: a fixed default would
+# open every such server to whoever can reach its port. `env` and `status`
+# print it. NEO4J_HEAP (default 768m)
 # and NEO4J_PAGECACHE_MB (default 128) size the server's memory.
 # NEO4J_VECTOR_MERGE_FACTOR (default 50, Neo4j's own; at least 2) is how
 # many Lucene segments of one size the vector index merges at once: fewer
@@ -27,7 +30,6 @@ set -euo pipefail
 NEO4J_VERSION=5.26.30 # keep in step with tools/neo4j/pom.xml
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_DIR="${LETHE_CACHE:-$HOME/.cache/lethe}/neo4j-$NEO4J_VERSION"
-PASSWORD="${NEO4J_PASSWORD:-lethe-neo4j}"
 HEAP="${NEO4J_HEAP:-768m}"
 PAGECACHE_MB="${NEO4J_PAGECACHE_MB:-128}"
 VECTOR_MERGE_FACTOR="${NEO4J_VECTOR_MERGE_FACTOR:-50}"
@@ -74,6 +76,23 @@ datadir() {
   (cd "$d" && pwd)
 }
 
+# password_for DIR: NEO4J_PASSWORD when set, else DIR/neo4j.password,
+# made on first use from 24 random bytes; either way DIR/neo4j.password
+# holds what the server was started with, readable by this user only.
+password_for() {
+  local f="$1/neo4j.password"
+  if [ -n "${NEO4J_PASSWORD:-}" ]; then
+    (umask 077 && printf '%s\n' "$NEO4J_PASSWORD" >"$f")
+  elif [ ! -s "$f" ]; then
+    (umask 077 && head -c 24 /dev/urandom | base64 | tr -d '\n/+=' >"$f" && echo >>"$f")
+  fi
+  chmod 600 "$f"
+  head -n 1 "$f"
+}
+
+# stored_password DIR: what the server in DIR was started with.
+stored_password() { head -n 1 "$1/neo4j.password" 2>/dev/null || echo "(unknown: $1/neo4j.password is missing)"; }
+
 pid_of() {
   local d="$1" pid
   [ -f "$d/neo4j.pid" ] || return 1
@@ -92,6 +111,8 @@ start() {
     echo "neo4j.sh: already running (pid $pid, bolt://127.0.0.1:$(cat "$d/neo4j.port"), data $d)"
     return 0
   fi
+  local PASSWORD
+  PASSWORD="$(password_for "$d")"
   [ ${#PASSWORD} -ge 8 ] || die "NEO4J_PASSWORD must have at least 8 characters"
   [[ "$VECTOR_MERGE_FACTOR" =~ ^[0-9]+$ ]] && [ "$VECTOR_MERGE_FACTOR" -ge 2 ] ||
     die "NEO4J_VECTOR_MERGE_FACTOR must be an integer of at least 2 (Lucene merges at least two segments), not '$VECTOR_MERGE_FACTOR'"
@@ -159,7 +180,7 @@ status() {
   local d pid
   d="$(datadir "${1:-}")"
   if pid="$(pid_of "$d")"; then
-    echo "neo4j.sh: running (pid $pid, bolt://127.0.0.1:$(cat "$d/neo4j.port"), data $d)"
+    echo "neo4j.sh: running (pid $pid, bolt://127.0.0.1:$(cat "$d/neo4j.port"), user neo4j, password $(stored_password "$d"), data $d)"
   else
     echo "neo4j.sh: not running (data $d)"
     return 1
@@ -172,7 +193,7 @@ print_env() {
   pid_of "$d" >/dev/null || die "not running (data $d)"
   echo "export LETHE_TEST_NEO4J_URI=bolt://127.0.0.1:$(cat "$d/neo4j.port")"
   echo "export LETHE_TEST_NEO4J_USER=neo4j"
-  echo "export LETHE_TEST_NEO4J_PASSWORD=$PASSWORD"
+  echo "export LETHE_TEST_NEO4J_PASSWORD=$(stored_password "$d")"
 }
 
 cmd="${1:-}"

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
+	"github.com/lethe-research/lethe/config"
 	"github.com/lethe-research/lethe/config/load"
 	"github.com/lethe-research/lethe/logging"
 	"github.com/lethe-research/lethe/service"
@@ -92,7 +93,7 @@ func run(file, level, queueFlag string) error {
 	}
 	workers := service.NewWorkers(c, cfg, queues, acts)
 	z.Info("worker starting", zap.Strings("queues", queues), zap.String("temporal", cfg.Temporal.HostPort),
-		zap.String("llm", cfg.LLM.BaseURL), zap.String("embed", cfg.Embed.BaseURL), zap.String("graph", cfg.Graph.Backend),
+		zap.String("llm", config.RedactURL(cfg.LLM.BaseURL)), zap.String("embed", config.RedactURL(cfg.Embed.BaseURL)), zap.String("graph", cfg.Graph.Backend),
 		zap.String("corpus", cfg.Research.CorpusDir), zap.String("metrics", metrics.Addr))
 	return runAll(workers)
 }

@@ -36,10 +36,7 @@ func longScript() llmtest.Script {
 // state carried at each continuation.
 func chain(t *testing.T, iterations, every int) (workflows.SessionState, workflows.SessionResult, []workflows.SessionState) {
 	t.Helper()
-	srv := llmtest.NewServer(longScript())
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	cfg := lethetest.Config(t, srv.URL(), dir, map[string]string{
+	return chainScript(t, longScript(), map[string]string{
 		"budget.max_iterations": strconv.Itoa(iterations), "budget.psi_threshold": "1",
 		"temporal.continue_every": strconv.Itoa(every), "budget.max_wall_clock": "24h",
 		// Every answer after the first changes nothing (held evidence, a
@@ -47,6 +44,15 @@ func chain(t *testing.T, iterations, every int) (workflows.SessionState, workflo
 		// must not stop the session.
 		"loop.noop_limit": "0",
 	})
+}
+
+// chainScript is chain with any script and parameters.
+func chainScript(t *testing.T, script llmtest.Script, params map[string]string) (workflows.SessionState, workflows.SessionResult, []workflows.SessionState) {
+	t.Helper()
+	srv := llmtest.NewServer(script)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	cfg := lethetest.Config(t, srv.URL(), dir, params)
 	store, err := embedded.Open(cfg.Graph.Path)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -313,7 +314,12 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.Tool
 	var futures []workflow.ChildWorkflowFuture
 	elapsed := s.elapsed(ctx)
 	left := math.Max(0, s.st.MaxWallClock(s.cfg.Budget.MaxWallClock).Seconds()-elapsed.Seconds())
+	budget := len(calls) > 0 && workflow.GetVersion(ctx, changeSearchBudget, workflow.DefaultVersion, 1) == 1
+	var turn searchTurn
 	for _, c := range calls {
+		if budget && !s.admitSearch(iter, c, &turn) {
+			continue
+		}
 		var dup contract.CheckQueryResult
 		in := contract.CheckQueryInput{SessionID: s.id, Iteration: iter, Call: c, Threshold: s.cfg.Research.QueryDedupThreshold}
 		if err := s.step(ctx, local, gctx, acts.CheckQuery, in, &dup, "iteration %d: dedup query %q", iter, c.Query); err != nil {
@@ -329,6 +335,10 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.Tool
 			continue
 		}
 		s.st.Stats.WebSearches++
+		if budget {
+			s.st.SearchKeys = append(s.st.SearchKeys, din.SearchKey(c.Query))
+			turn.started++
+		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:    fmt.Sprintf("%s/research/%d/%d", s.id, iter, c.Index),
 			TaskQueue:     s.cfg.Temporal.TaskQueue,
@@ -357,6 +367,41 @@ func (s *session) runCalls(ctx workflow.Context, iter int, calls []contract.Tool
 	s.st.ModelWaited += waited
 	s.st.Stats.NewEvidence += total
 	return total
+}
+
+// changeSearchBudget: a web_search call whose din.SearchKey the session
+// has searched already (for any task) is a duplicate, and the calls past
+// research.max_searches_per_iteration or research.max_searches are
+// dropped, before any activity runs.
+const changeSearchBudget = "search-budget"
+
+// searchTurn counts one runCalls' searches: started, and dropped for the
+// budget (logged once, not once per call of a flood).
+type searchTurn struct{ started, dropped int }
+
+// admitSearch decides, from workflow state alone, whether call c may start
+// a search. Every search is a paid query and a research run of up to
+// research.max_pages fetches, and the per-task cosine dedup lets reworded
+// queries through, so without a budget one answer of thirty phrasings
+// costs thirty runs.
+func (s *session) admitSearch(iter int, c contract.ToolCall, turn *searchTurn) bool {
+	key := din.SearchKey(c.Query)
+	if slices.Contains(s.st.SearchKeys, key) {
+		s.st.Stats.DuplicateCalls++
+		s.log.Info("search already made in this session; call skipped", "iteration", iter, "query", c.Query, "key", key)
+		return false
+	}
+	r := s.cfg.Research
+	if turn.started < r.MaxSearchesPerIter && s.st.Stats.WebSearches < r.MaxSearches {
+		return true
+	}
+	s.st.Stats.SearchesOverBudget++
+	if turn.dropped++; turn.dropped == 1 {
+		s.log.Warn("search budget used; this and the answer's further new searches are dropped", "iteration", iter, "query", c.Query,
+			"iteration_searches", turn.started, "max_per_iteration", r.MaxSearchesPerIter,
+			"session_searches", s.st.Stats.WebSearches, "max_searches", r.MaxSearches)
+	}
+	return false
 }
 
 // observe is step 12: raw signals from the activity, then the EMA trackers
