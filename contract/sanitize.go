@@ -30,17 +30,25 @@ var (
 // raw HTML tags are escaped. Ordinary Markdown (headings, lists, links,
 // citations) is unchanged, and so is a report already sanitized.
 func SanitizeReport(md string) string {
-	md = oscSeq.ReplaceAllString(md, "")
-	md = csiSeq.ReplaceAllString(md, "")
-	md = escPair.ReplaceAllString(md, "")
-	md = strings.Map(func(r rune) rune {
+	md = mdImage.ReplaceAllString(StripControl(md), "$1")
+	return htmlTag.ReplaceAllString(md, "&lt;$1")
+}
+
+// StripControl removes from s what a page may supply to act on a terminal
+// or a reader rather than be read: escape sequences (OSC, CSI and the
+// two-character ones), C0 and C1 control characters but newline and tab,
+// and bidirectional-override characters. The report and every title and
+// text a page supplies pass through it.
+func StripControl(s string) string {
+	s = oscSeq.ReplaceAllString(s, "")
+	s = csiSeq.ReplaceAllString(s, "")
+	s = escPair.ReplaceAllString(s, "")
+	return strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' || !unicode.IsControl(r) && !isBidiControl(r) {
 			return r
 		}
 		return -1
-	}, md)
-	md = mdImage.ReplaceAllString(md, "$1")
-	return htmlTag.ReplaceAllString(md, "&lt;$1")
+	}, s)
 }
 
 // isBidiControl: the embedding, override and isolate controls of Unicode's

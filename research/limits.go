@@ -3,6 +3,8 @@ package research
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lethe-research/lethe/contract"
 )
 
 // Defaults of Limits (config: research.max_title_chars, max_url_bytes,
@@ -42,29 +44,31 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Title returns s with its whitespace collapsed, cut to MaxTitleChars runes
-// (an ellipsis marks the cut). Only a bounded prefix of s is looked at, so
-// a 1 MB title costs no more than a short one.
+// Title returns s without control characters and escape sequences
+// (contract.StripControl), its whitespace collapsed, cut to MaxTitleChars
+// runes (an ellipsis marks the cut). Only a bounded prefix of s is looked
+// at, so a 1 MB title costs no more than a short one.
 func (l Limits) Title(s string) string {
 	l = l.withDefaults()
 	// 4 bytes per rune at most, and room for the whitespace collapsed away.
 	if limit := 8*l.MaxTitleChars + 64; len(s) > limit {
 		s = truncateUTF8(s, limit)
 	}
-	return truncateRunes(collapseSpace(s), l.MaxTitleChars)
+	return truncateRunes(collapseSpace(contract.StripControl(s)), l.MaxTitleChars)
 }
 
 // URLOK reports whether u is within MaxURLBytes.
 func (l Limits) URLOK(u string) bool { return len(u) <= l.withDefaults().MaxURLBytes }
 
-// Text cuts s to MaxTextBytes at a UTF-8 boundary; cut reports whether it
-// did.
+// Text cuts s to MaxTextBytes at a UTF-8 boundary, without control
+// characters and escape sequences (contract.StripControl); cut reports
+// whether it was cut.
 func (l Limits) Text(s string) (out string, cut bool) {
 	l = l.withDefaults()
 	if len(s) <= l.MaxTextBytes {
-		return s, false
+		return contract.StripControl(s), false
 	}
-	return truncateUTF8(s, l.MaxTextBytes), true
+	return contract.StripControl(truncateUTF8(s, l.MaxTextBytes)), true
 }
 
 // Document bounds d: the title is cut, the text cut, links and media whose

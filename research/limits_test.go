@@ -109,3 +109,25 @@ func containsInt(s []int, v int) bool {
 	}
 	return false
 }
+
+// TestDocumentStripsControl: a page's title and text reach evidence, the
+// UI and the operator's terminal; escape sequences (an OSC that sets the
+// terminal's title, a CSI that clears the screen) and control characters
+// (BEL, C1) in them are removed, newlines and tabs kept.
+func TestDocumentStripsControl(t *testing.T) {
+	d := Limits{}.Document(Document{
+		URL:   "https://example.org/p",
+		Title: "Real \x1b]0;owned\x07title\x1b[2J\u009b",
+		Text:  "line one\x07\n\tline \x1b[31mtwo\x1b[0m\u202e",
+	}, "https://example.org/p")
+	if d.Title != "Real title" {
+		t.Errorf("title %q, want %q", d.Title, "Real title")
+	}
+	if d.Text != "line one\n\tline two" {
+		t.Errorf("text %q, want %q", d.Text, "line one\n\tline two")
+	}
+	h := Limits{}.Hits([]Hit{{Title: "a\x1b]8;;https://x\x07b", Snippet: "c\x1bd"}})
+	if h[0].Title != "ab" || strings.ContainsRune(h[0].Snippet, 0x1b) {
+		t.Errorf("hit %+v keeps control characters", h[0])
+	}
+}
