@@ -78,12 +78,13 @@ func bigTree(t *testing.T, path, id string, n, dim int) {
 // event of every run (activity inputs and results, local-activity markers,
 // child inputs and results, the continue-as-new input) and the answers of
 // the queries are measured. The model creates "t4999" each time, an id taken
-// outside its view: ApplyOps renames it.
+// outside its view: ApplyOps renames it. Its search names the task, since a
+// session searches each wording once.
 func TestFiveThousandTaskPayloads(t *testing.T) {
 	const id, n, dim = "payloads-5000", 5000, llmtest.DefaultEmbeddingDim
 	script := lethetest.Script(t, "battery_root_done")
 	reply := `{"ops":[{"op":"create","id":"t4999","description":"A closer look at ${task}","embed_text":"closer look at battery failure"},` +
-		`{"op":"call","task":"${task}","tool":"web_search","args":{"query":"lithium dendrites solid electrolyte critical current density"}}]}`
+		`{"op":"call","task":"${task}","tool":"web_search","args":{"query":"lithium dendrites solid electrolyte critical current density ${task}"}}]}`
 	script.Rules = append([]llmtest.Rule{
 		{Name: "focus", Match: []string{`^YOUR TASK: \[(?P<task>[^\]]+)\]`}, Reply: reply, Expand: true},
 		{Name: "goal", Match: []string{`^=GOAL`}, Reply: strings.ReplaceAll(reply, "${task}", graph.RootShortID)},
