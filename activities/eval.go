@@ -397,8 +397,8 @@ func judgeClaims(ctx context.Context, judge *llm.ChatClient, claims []score.Clai
 // answer was cut at its budget before its JSON closed is asked once more,
 // with score.EntailRetryTokens and score.EntailShorter after the prompt:
 // splitting cannot help a claim alone, and the 1.5B judge sometimes
-// quotes a whole passage where it was asked for 12 words (stop 49's CI
-// run left one of lethe's claims unjudged so, "unbalanced JSON object").
+// quotes a whole passage where it was asked for 12 words, which leaves
+// the claim unjudged ("unbalanced JSON object").
 func askEntail(ctx context.Context, judge *llm.ChatClient, claims []score.Claim, rec *EvalRecord) (supported, judged []bool, perr, err error) {
 	req := llm.ChatRequest{System: score.EntailSystem, User: score.EntailPrompt(claims), MaxTokens: score.EntailTokens(len(claims)), NoThink: true}
 	for again := false; ; again = true {

@@ -11,8 +11,8 @@ import (
 // /run/log/journal/ and volatile data below /var/log/journal" against a
 // source that has them the other way round; "ISO-8859-1 is the old
 // standard for eastern European languages, and ISO-8859-2 … western"
-// (bench/verify's v21, v46 and v48, labelled false and supported by the
-// text until stop 52).
+// (bench/verify's v21, v46 and v48, labelled false, which containment
+// alone supports).
 
 // clauseWords are the words between the clause breaks of a text
 // (",", ";", ":", a sentence's end, and the words "and", "or", "but",

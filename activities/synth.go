@@ -467,7 +467,7 @@ func Prose(text string) string {
 
 // sectionRefRe is a bracketed section number with its title or not
 // ("[7.2]", "[7.3. GUI infrastructure]", "[Section 9.4.12]"): the 1.5B
-// summary of the real-model CI step's dr-029 (stop 46) ended sentences so,
+// summary of the real-model CI step's dr-029 ends sentences so,
 // where a reader expects a citation. It is none, and the citation check
 // reads only [n].
 var sectionRefRe = regexp.MustCompile(`(?i)\s*\[(?:(?:section|chapter|§)\s*)?\d+(?:\.\d+)+\.?(?:\s+[^\[\]\n]{0,80})?\]`)
@@ -561,8 +561,8 @@ func marksFirst(para string) string {
 // leadRe is a sentence that opens by naming its sources ("From [2] and
 // [3], you can list …", "According to [1], …"): the 1.5B composer writes
 // a citation as a noun. When the check removed those numbers the reader
-// got "From and [unverified], you can list …" (the real-model CI step of
-// stop 45, dr-031). Group 1 is the marks; the comma after them is
+// got "From and [unverified], you can list …" (the real-model CI step's
+// dr-031). Group 1 is the marks; the comma after them is
 // required ("See [1] for details" is not a lead); the rest of the
 // sentence follows the match. The prompt's own word for a source may sit
 // before the marks ("From fact [3], GRUB2 reads the ESP partition …",

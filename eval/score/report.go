@@ -143,8 +143,8 @@ func Table(sums []Summary, records []Record) string {
 // error), those where the judge's verdict (grade ≥ 0.5) and gold
 // containment say the same. The two measure one thing by different
 // means; where they disagree one of them is wrong, so the share tells
-// how far to trust either column alone: the twenty-third run's 1.5B
-// judge agreed on 25 of 36 answers (docs/eval.md).
+// how far to trust either column alone: docs/eval.md gives the 1.5B
+// judge's agreement on the local models.
 func Agreement(records []Record) (agree, graded int) {
 	for _, r := range records {
 		if r.Failed || r.JudgeError != "" {
